@@ -1,0 +1,48 @@
+# scout: build, test and demo targets. `make help` lists them.
+GO         ?= go
+STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
+SAMPLE     ?= testdata/traces/ps_mixed_np4
+BIN         = bin/scout
+
+.PHONY: all build demo test lint vet staticcheck bench fuzz clean help
+
+all: build
+
+help:
+	@echo "make build   build bin/scout"
+	@echo "make demo    build and analyze the bundled sample trace ($(SAMPLE))"
+	@echo "make test    vet, staticcheck and the full test suite"
+	@echo "make bench   benchmarks (decode speed, bytes/event)"
+	@echo "make fuzz    run each fuzz target for FUZZTIME (default 30s)"
+
+build:
+	$(GO) build -o $(BIN) ./cmd/scout
+
+demo: build
+	./$(BIN) --csv scout-demo.csv $(SAMPLE)
+	@echo "--- first rows of scout-demo.csv:"
+	@head -n 12 scout-demo.csv
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+staticcheck:
+	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	$(STATICCHECK) ./...
+
+lint: vet staticcheck
+
+test: lint
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime $(FUZZTIME) ./localtrace/otf2/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeDefs -fuzztime $(FUZZTIME) ./localtrace/otf2/
+
+clean:
+	rm -rf bin scout-demo.csv

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// errUsage marks a command-line mistake (exit status 2).
+var errUsage = errors.New("usage")
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+func (e usageError) Unwrap() error { return errUsage }
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+const usageText = `Usage: scout [flags] TRACE
+
+Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
+directory holding it) of an MPI program for wait states.
+
+Flags:
+`
+
+// options are the analysis command's settings.
+type options struct {
+	trace string
+	csv   string
+	quiet bool
+	jobs  int
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("scout", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
+	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
+	help := fs.BoolP("help", "h", false, "show this help")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if *help {
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, usageText)
+		fs.PrintDefaults()
+		return nil
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError{fmt.Sprintf("expected one trace argument, got %d", fs.NArg())}
+	}
+	o.trace = fs.Arg(0)
+	prog := newProgress(stderr, o.quiet)
+	rep, err := analyze(o, prog)
+	if err != nil {
+		return err
+	}
+	if o.csv != "" {
+		if err := writeOutput(o.csv, stdout, rep.WriteCSV); err != nil {
+			return fmt.Errorf("writing CSV: %w", err)
+		}
+		prog.printf("wrote %s", o.csv)
+	}
+	return nil
+}
+
+// writeOutput writes to path ("-" = stdout) atomically: into a temporary
+// file renamed into place on success, so a failure leaves no partial file.
+func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// progress prints phase messages on stderr unless quiet.
+type progress struct {
+	w     io.Writer
+	quiet bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress { return &progress{w: w, quiet: quiet} }
+
+func (p *progress) printf(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	fmt.Fprint(p.w, "scout: "+msg)
+}

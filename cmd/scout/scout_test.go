@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scout/internal/tracetest"
+)
+
+// TestProfileMatchesReference runs scout on every reference trace and
+// checks every time and visits cell against the reference analyzer's.
+func TestProfileMatchesReference(t *testing.T) {
+	for _, tr := range tracetest.All(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.csv")
+			var stderr bytes.Buffer
+			if err := run([]string{"-q", "--csv", out, tr.Dir}, &bytes.Buffer{}, &stderr); err != nil {
+				t.Fatalf("scout: %v\n%s", err, stderr.String())
+			}
+			got, err := tracetest.ReadCSV(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tracetest.ReadCSV(tr.Expected("scout.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			metrics := []string{"time", "visits"}
+			if d := tracetest.Diff(got.Only(metrics...), want.Only(metrics...), 20); len(d) > 0 {
+				t.Errorf("%d differences:\n%s", len(d), strings.Join(d, "\n"))
+			}
+			if len(want.Only(metrics...)) == 0 {
+				t.Errorf("reference has no time/visits cells")
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no trace", nil, "expected one trace argument"},
+		{"two traces", []string{"a", "b"}, "expected one trace argument"},
+		{"bad flag", []string{"--nope", "x"}, "unknown flag"},
+		{"missing trace", []string{"-q", "/nonexistent/trace"}, "no trace archive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(tc.args, &bytes.Buffer{}, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}

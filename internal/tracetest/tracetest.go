@@ -1,0 +1,146 @@
+// Package tracetest finds the reference traces the tests use and compares
+// analysis results with the reference analyzer's.
+package tracetest
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Trace is one reference trace with its expected results.
+type Trace struct {
+	Name string // directory name, e.g. "ps_late_sender"
+	Dir  string // directory holding traces.otf2
+}
+
+// Expected returns the path of file name in the trace's expected/ folder.
+func (t Trace) Expected(name string) string { return filepath.Join(t.Dir, "expected", name) }
+
+// Root is the repository's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// SharedDir is ../shared/traces beside the repository, or "" when absent.
+func SharedDir() string {
+	d := filepath.Join(Root(), "..", "shared", "traces")
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return d
+	}
+	return ""
+}
+
+// All lists the bundled traces (testdata/traces) and, when ../shared is
+// present, the third-party traces there that are not bundled.
+func All(t testing.TB) []Trace {
+	var out []Trace
+	seen := map[string]bool{}
+	add := func(dir string) {
+		m, _ := filepath.Glob(filepath.Join(dir, "*", "traces.otf2"))
+		for _, a := range m {
+			d := filepath.Dir(a)
+			n := filepath.Base(d)
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, Trace{Name: n, Dir: d})
+			}
+		}
+	}
+	add(filepath.Join(Root(), "testdata", "traces"))
+	if s := SharedDir(); s != "" {
+		add(s)
+	} else {
+		t.Logf("../shared/traces is absent: third-party traces are skipped")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) == 0 {
+		t.Fatal("no reference traces found")
+	}
+	return out
+}
+
+// Key identifies one cell of a result: metric, call path and rank.
+type Key struct{ Metric, Callpath, Rank string }
+
+// Cells is a set of result values.
+type Cells map[Key]float64
+
+// ReadCSV reads a canonical result CSV (metric,callpath,rank,value).
+func ReadCSV(path string) (Cells, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 || strings.Join(rows[0], ",") != "metric,callpath,rank,value" {
+		return nil, fmt.Errorf("%s: missing header", path)
+	}
+	c := Cells{}
+	for i, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[3], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, i+2, err)
+		}
+		c[Key{r[0], r[1], r[2]}] = v
+	}
+	return c, nil
+}
+
+// Only returns the cells of the given metrics.
+func (c Cells) Only(metrics ...string) Cells {
+	keep := map[string]bool{}
+	for _, m := range metrics {
+		keep[m] = true
+	}
+	o := Cells{}
+	for k, v := range c {
+		if keep[k.Metric] {
+			o[k] = v
+		}
+	}
+	return o
+}
+
+// Close reports whether a and b agree within 1e-9, absolute or relative.
+func Close(a, b float64) bool {
+	d := math.Abs(a - b)
+	return d <= 1e-9 || d <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// Diff lists the cells that differ between got and want: missing, extra
+// (non-zero) and unequal ones, at most max lines.
+func Diff(got, want Cells, max int) []string {
+	var d []string
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			d = append(d, fmt.Sprintf("missing %v = %v", k, w))
+		case !Close(g, w):
+			d = append(d, fmt.Sprintf("%v: got %v, want %v (diff %g)", k, g, w, g-w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok && g != 0 {
+			d = append(d, fmt.Sprintf("extra %v = %v", k, g))
+		}
+	}
+	sort.Strings(d)
+	if len(d) > max {
+		d = append(d[:max], fmt.Sprintf("... and %d more", len(d)-max))
+	}
+	return d
+}

@@ -1,0 +1,332 @@
+package localtrace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+
+	"scout/localtrace/otf2"
+)
+
+// Load reads location loc of archive a: its local definitions (mapping
+// tables, clock offsets) and its event file, and no other location's
+// files. defs are the archive's global definitions.
+func Load(a *otf2.Archive, defs *otf2.Defs, loc uint64) (*Trace, error) {
+	def, ok := defs.Location(loc)
+	if !ok {
+		return nil, fmt.Errorf("localtrace: location %d is not defined in %s", loc, a.GlobalDefPath())
+	}
+	ld, err := a.ReadLocalDefs(loc)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.OpenEvents(loc, ld)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t, err := Decode(r, defs, loc, def.NumEvents)
+	if err != nil {
+		return nil, err
+	}
+	if r.Count != def.NumEvents {
+		return nil, fmt.Errorf("localtrace: location %d: %s holds %d events, but the definitions announce %d (trace incomplete or damaged)",
+			loc, r.Path(), r.Count, def.NumEvents)
+	}
+	return t, nil
+}
+
+// Decode reads all events of r into a Trace. numEvents, if known, sizes
+// the event slice exactly.
+func Decode(r *otf2.EventReader, defs *otf2.Defs, loc uint64, numEvents uint64) (*Trace, error) {
+	b := newBuilder(defs, loc, numEvents)
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("localtrace: %w", err)
+		}
+		if err := b.add(ev); err != nil {
+			return nil, fmt.Errorf("localtrace: location %d: %s offset %d: %w", loc, r.Path(), ev.Offset, err)
+		}
+	}
+	if err := b.finish(); err != nil {
+		return nil, fmt.Errorf("localtrace: location %d: %s: %w", loc, r.Path(), err)
+	}
+	return b.t, nil
+}
+
+// p2pKinds maps OTF2 record types MpiSend..MpiIrecv to kinds.
+var p2pKinds = [...]Kind{KindSend, KindIsend, KindInvalid, KindInvalid, KindRecv, KindIrecv}
+
+type reqKey struct {
+	class uint8 // 0 send, 1 receive, 2 collective
+	id    uint64
+}
+
+type builder struct {
+	t       *Trace
+	defs    *otf2.Defs
+	offset  uint64  // global time offset in ticks
+	res     float64 // ticks per second
+	lastTck uint64
+	lastSec float64
+	stack   []uint32 // indices of open Enter events
+	kids    [][]uint32
+	roots   []uint32
+	pending map[reqKey]uint32
+	program map[uint32]uint32 // program name string → region
+}
+
+func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
+	if numEvents > 1<<32-2 {
+		numEvents = 0 // implausible: let append grow it
+	}
+	b := &builder{
+		t:       &Trace{Location: loc, Events: make([]Event, 0, numEvents)},
+		defs:    defs,
+		offset:  defs.Clock.GlobalOffset,
+		res:     float64(defs.Clock.TimerResolution),
+		pending: make(map[reqKey]uint32),
+	}
+	b.lastSec = b.seconds(0)
+	return b
+}
+
+func (b *builder) seconds(ticks uint64) float64 {
+	return float64(int64(ticks-b.offset)) / b.res
+}
+
+// callpath returns the child of parent (None: a root) for region.
+func (b *builder) callpath(parent, region uint32) uint32 {
+	list := &b.roots
+	if parent != None {
+		list = &b.kids[parent]
+	}
+	for _, c := range *list {
+		if b.t.Callpaths[c].Region == region {
+			return c
+		}
+	}
+	id := uint32(len(b.t.Callpaths))
+	b.t.Callpaths = append(b.t.Callpaths, Callpath{Region: region, Parent: parent})
+	b.kids = append(b.kids, nil)
+	*list = append(*list, id)
+	return id
+}
+
+func (b *builder) top() uint32 {
+	if len(b.stack) == 0 {
+		return None
+	}
+	return b.stack[len(b.stack)-1]
+}
+
+func (b *builder) add(ev *otf2.Event) error {
+	if ev.Time != b.lastTck {
+		b.lastTck, b.lastSec = ev.Time, b.seconds(ev.Time)
+	}
+	t := b.t
+	idx := uint32(len(t.Events))
+	e := Event{Time: b.lastSec, B: b.top(), C: None}
+	if len(t.Events) > 0 && e.Time < t.Events[len(t.Events)-1].Time {
+		return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", e.Time, t.Events[len(t.Events)-1].Time)
+	}
+	switch ev.Type {
+	case otf2.EvEnter:
+		return b.enter(e, uint32(ev.Args[0]))
+	case otf2.EvLeave:
+		return b.leave(e, uint32(ev.Args[0]))
+	case otf2.EvProgramBegin:
+		r, err := b.programRegion(uint32(ev.Args[0]))
+		if err != nil {
+			return err
+		}
+		return b.enter(e, r)
+	case otf2.EvProgramEnd:
+		if len(b.stack) == 0 {
+			return errors.New("ProgramEnd without ProgramBegin")
+		}
+		return b.leave(e, t.Events[b.top()].A)
+	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
+		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
+		e.A = uint32(len(t.Messages))
+		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2]), Bytes: ev.Args[3]}
+		switch ev.Type {
+		case otf2.EvMpiIsend:
+			m.Request = ev.Args[4]
+			b.pending[reqKey{0, m.Request}] = idx
+		case otf2.EvMpiIrecv:
+			m.Request = ev.Args[4]
+			e.C = b.complete(reqKey{1, m.Request}, idx)
+		}
+		t.Messages = append(t.Messages, m)
+	case otf2.EvMpiIsendComplete:
+		e.Kind = KindIsendComplete
+		e.C = b.complete(reqKey{0, ev.Args[0]}, idx)
+	case otf2.EvMpiIrecvRequest:
+		e.Kind = KindIrecvRequest
+		b.pending[reqKey{1, ev.Args[0]}] = idx
+	case otf2.EvMpiRequestTest:
+		e.Kind = KindRequestTest
+		e.C = b.lookup(ev.Args[0])
+	case otf2.EvMpiRequestCancelled:
+		e.Kind = KindRequestCancelled
+		e.C = b.lookup(ev.Args[0])
+		if e.C != None {
+			k := reqKey{0, ev.Args[0]}
+			if t.Events[e.C].Kind == KindIrecvRequest {
+				k.class = 1
+			}
+			delete(b.pending, k)
+			t.Events[e.C].C = idx
+		}
+	case otf2.EvMpiCollectiveBegin:
+		e.Kind = KindCollBegin
+	case otf2.EvMpiCollectiveEnd:
+		e.Kind = KindCollEnd
+		e.A = b.collective(ev, 0)
+		// link to the last unmatched CollBegin of the enclosing region
+		for i := len(t.Events) - 1; i >= 0 && uint32(i) != e.B; i-- {
+			if t.Events[i].Kind == KindCollBegin && t.Events[i].C == None {
+				e.C, t.Events[i].C = uint32(i), idx
+				break
+			}
+		}
+	case otf2.EvNbcRequest:
+		e.Kind = KindNbcRequest
+		b.pending[reqKey{2, ev.Args[0]}] = idx
+	case otf2.EvNbcComplete:
+		e.Kind = KindNbcComplete
+		e.A = b.collective(ev, ev.Args[5])
+		e.C = b.complete(reqKey{2, ev.Args[5]}, idx)
+	case otf2.EvCommCreate, otf2.EvCommDestroy:
+		e.Kind = KindCommCreate
+		if ev.Type == otf2.EvCommDestroy {
+			e.Kind = KindCommDestroy
+		}
+		e.A = uint32(ev.Args[0])
+	case otf2.EvMeasurementOnOff:
+		e.Kind, e.A = KindMeasurementOnOff, uint32(ev.Args[0])
+	case otf2.EvBufferFlush:
+		e.Kind = KindBufferFlush
+	case otf2.EvMetric:
+		e.Kind, e.A = KindMetric, uint32(len(t.Metrics))
+		t.Metrics = append(t.Metrics, MetricSample{Metric: uint32(ev.Args[0]), Values: append([]uint64(nil), ev.Array...)})
+	default:
+		e.Kind, e.A = KindOther, uint32(ev.Type)
+		if t.Skipped == nil {
+			t.Skipped = make(map[uint8]uint64)
+		}
+		t.Skipped[ev.Type]++
+	}
+	t.Events = append(t.Events, e)
+	return nil
+}
+
+func (b *builder) collective(ev *otf2.Event, req uint64) uint32 {
+	b.t.Collectives = append(b.t.Collectives, Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
+		Root: uint32(ev.Args[2]), Sent: ev.Args[3], Received: ev.Args[4], Request: req})
+	return uint32(len(b.t.Collectives) - 1)
+}
+
+// complete links completion event idx with its pending request.
+func (b *builder) complete(k reqKey, idx uint32) uint32 {
+	r, ok := b.pending[k]
+	if !ok {
+		return None // request issued while recording was off
+	}
+	delete(b.pending, k)
+	b.t.Events[r].C = idx
+	return r
+}
+
+// lookup finds a pending send or receive request by id.
+func (b *builder) lookup(id uint64) uint32 {
+	if r, ok := b.pending[reqKey{0, id}]; ok {
+		return r
+	}
+	if r, ok := b.pending[reqKey{1, id}]; ok {
+		return r
+	}
+	return None
+}
+
+func (b *builder) enter(e Event, region uint32) error {
+	parent := None
+	if top := b.top(); top != None {
+		parent = b.t.Events[top].C
+	}
+	e.Kind, e.A, e.B, e.C = KindEnter, region, None, b.callpath(parent, region)
+	b.stack = append(b.stack, uint32(len(b.t.Events)))
+	b.t.Events = append(b.t.Events, e)
+	return nil
+}
+
+func (b *builder) leave(e Event, region uint32) error {
+	top := b.top()
+	if top == None {
+		return fmt.Errorf("leave of region %s without a matching Enter", b.regionName(region))
+	}
+	en := &b.t.Events[top]
+	if en.A != region {
+		return fmt.Errorf("leave of region %s, but the innermost open region is %s (entered at %.9f s)",
+			b.regionName(region), b.regionName(en.A), en.Time)
+	}
+	idx := uint32(len(b.t.Events))
+	en.B = idx
+	e.Kind, e.A, e.B, e.C = KindLeave, region, top, en.C
+	b.stack = b.stack[:len(b.stack)-1]
+	b.t.Events = append(b.t.Events, e)
+	return nil
+}
+
+func (b *builder) finish() error {
+	if len(b.stack) > 0 {
+		en := b.t.Events[b.top()]
+		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
+			b.regionName(en.A), en.Time, len(b.stack))
+	}
+	return nil
+}
+
+func (b *builder) regionName(id uint32) string {
+	if r, ok := b.defs.Region(id); ok {
+		return fmt.Sprintf("%q (id %d)", b.defs.Str(r.Name), id)
+	}
+	return fmt.Sprintf("id %d (undefined)", id)
+}
+
+// programRegion finds the region standing for the program in ProgramBegin:
+// Score-P defines an artificial region named like the program.
+func (b *builder) programRegion(name uint32) (uint32, error) {
+	if b.program == nil {
+		b.program = make(map[uint32]uint32)
+		byName := make(map[string]uint32)
+		for _, r := range b.defs.Regions {
+			if r.Role == otf2.RoleArtificial {
+				if _, dup := b.program[r.Name]; !dup {
+					b.program[r.Name] = r.Self
+				}
+				byName[b.defs.Str(r.Name)] = r.Self
+			}
+		}
+		for _, s := range b.defs.Strings {
+			if _, ok := b.program[s.Self]; !ok {
+				if r, ok := byName[s.Value]; ok {
+					b.program[s.Self] = r
+				} else if r, ok := byName[path.Base(s.Value)]; ok {
+					// Score-P names the region after the executable's base name
+					b.program[s.Self] = r
+				}
+			}
+		}
+	}
+	if r, ok := b.program[name]; ok {
+		return r, nil
+	}
+	return 0, fmt.Errorf("ProgramBegin names program %q, but no artificial region of that name is defined", b.defs.Str(name))
+}

@@ -1,0 +1,27 @@
+// Package patterns computes the analysis metrics of one location: the
+// profile metrics (time, visits) and the wait-state patterns.
+package patterns
+
+import "scout/localtrace"
+
+// Profile computes the time and visits metrics of a location, indexed by
+// its local call path: time is the call-path exclusive time in seconds
+// (time spent in the call path minus the time of its callees) and visits
+// the number of times the call path was entered.
+func Profile(t *localtrace.Trace) (time []float64, visits []uint64) {
+	time = make([]float64, len(t.Callpaths))
+	visits = make([]uint64, len(t.Callpaths))
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind != localtrace.KindEnter {
+			continue
+		}
+		d := t.Events[e.B].Time - e.Time
+		visits[e.C]++
+		time[e.C] += d
+		if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+			time[p] -= d
+		}
+	}
+	return time, visits
+}

@@ -1,0 +1,161 @@
+// Package unify turns location-local identifiers into global ones: it
+// merges the call trees that each location builds from its ENTER and
+// LEAVE events into one global call tree and gives every location a
+// mapping from its local call paths to the global ones.
+package unify
+
+import (
+	"fmt"
+	"strings"
+
+	"scout/localtrace"
+)
+
+// None marks the absent parent of a root call path.
+const None = localtrace.None
+
+// Node is one call path of a call tree.
+type Node struct {
+	Region   uint32   // global region id
+	Parent   uint32   // parent node, or None
+	Children []uint32 // child nodes in first-seen order
+}
+
+// CallTree is a call tree whose nodes are identified by their index.
+// Roots are kept in first-seen order.
+type CallTree struct {
+	Nodes []Node
+	Roots []uint32
+}
+
+// FromLocal builds a call tree from a location's call paths (parents
+// precede their children in cps, as localtrace creates them).
+func FromLocal(cps []localtrace.Callpath) *CallTree {
+	t := &CallTree{Nodes: make([]Node, len(cps))}
+	for i, c := range cps {
+		t.Nodes[i] = Node{Region: c.Region, Parent: c.Parent}
+		if c.Parent == None {
+			t.Roots = append(t.Roots, uint32(i))
+		} else {
+			p := &t.Nodes[c.Parent]
+			p.Children = append(p.Children, uint32(i))
+		}
+	}
+	return t
+}
+
+func (t *CallTree) children(parent uint32) []uint32 {
+	if parent == None {
+		return t.Roots
+	}
+	return t.Nodes[parent].Children
+}
+
+// child returns parent's child for region, or None.
+func (t *CallTree) child(parent, region uint32) uint32 {
+	for _, c := range t.children(parent) {
+		if t.Nodes[c].Region == region {
+			return c
+		}
+	}
+	return None
+}
+
+func (t *CallTree) addChild(parent, region uint32) uint32 {
+	id := uint32(len(t.Nodes))
+	t.Nodes = append(t.Nodes, Node{Region: region, Parent: parent})
+	if parent == None {
+		t.Roots = append(t.Roots, id)
+	} else {
+		t.Nodes[parent].Children = append(t.Nodes[parent].Children, id)
+	}
+	return id
+}
+
+// Merge adds the call paths of o that t lacks. Children keep first-seen
+// order: t's children first, then o's new ones in o's order. Merge is
+// associative, so merging location trees pairwise in a reduction tree
+// gives the same tree as merging them one after another.
+func (t *CallTree) Merge(o *CallTree) {
+	var walk func(on, tn uint32)
+	walk = func(on, tn uint32) {
+		for _, oc := range o.children(on) {
+			r := o.Nodes[oc].Region
+			tc := t.child(tn, r)
+			if tc == None {
+				tc = t.addChild(tn, r)
+			}
+			walk(oc, tc)
+		}
+	}
+	walk(None, None)
+}
+
+// Canonical returns a copy of t whose node ids are its preorder
+// (depth-first, children in order) numbering, so that equal trees get
+// equal ids however they were built.
+func (t *CallTree) Canonical() *CallTree {
+	c := &CallTree{Nodes: make([]Node, 0, len(t.Nodes))}
+	var walk func(n, parent uint32)
+	walk = func(n, parent uint32) {
+		id := c.addChild(parent, t.Nodes[n].Region)
+		for _, k := range t.Nodes[n].Children {
+			walk(k, id)
+		}
+	}
+	for _, r := range t.Roots {
+		walk(r, None)
+	}
+	return c
+}
+
+// MapLocal maps a location's call paths to the ids of t, which must
+// contain them all (it is the union of all location trees).
+func (t *CallTree) MapLocal(cps []localtrace.Callpath) ([]uint32, error) {
+	m := make([]uint32, len(cps))
+	for i, c := range cps {
+		p := None
+		if c.Parent != None {
+			p = m[c.Parent]
+		}
+		g := t.child(p, c.Region)
+		if g == None {
+			return nil, fmt.Errorf("unify: call path %d (region %d) of a location is missing from the global call tree", i, c.Region)
+		}
+		m[i] = g
+	}
+	return m, nil
+}
+
+// Unify merges the call trees of all locations, in order, into one
+// canonical global tree and returns it with each location's mapping from
+// local to global call-path ids.
+func Unify(locals [][]localtrace.Callpath) (*CallTree, [][]uint32, error) {
+	g := &CallTree{}
+	for _, l := range locals {
+		g.Merge(FromLocal(l))
+	}
+	g = g.Canonical()
+	maps := make([][]uint32, len(locals))
+	for i, l := range locals {
+		m, err := g.MapLocal(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps[i] = m
+	}
+	return g, maps, nil
+}
+
+// Path returns node n's path of region names joined by '/', using name
+// to turn a region id into its name.
+func (t *CallTree) Path(n uint32, name func(region uint32) string) string {
+	var parts []string
+	for ; n != None; n = t.Nodes[n].Parent {
+		parts = append(parts, name(t.Nodes[n].Region))
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "/")
+}
