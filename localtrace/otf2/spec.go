@@ -30,13 +30,13 @@ type FieldKind uint8
 
 // Field encodings.
 const (
-	FU8       FieldKind = iota // 1 raw byte
-	FU32                       // compressed uint32
-	FU64                       // compressed uint64
-	FI64                       // compressed int64
-	FTime                      // 8 raw bytes, a clock-corrected timestamp
-	FArray32                   // u32c count, then count compressed uint32 values
-	FMetricVal                 // u8 count, then count × (u8 type, u64c value)
+	FU8        FieldKind = iota // 1 raw byte
+	FU32                        // compressed uint32
+	FU64                        // compressed uint64
+	FI64                        // compressed int64
+	FTime                       // 8 raw bytes, a clock-corrected timestamp
+	FArray32                    // u32c count, then count compressed uint32 values
+	FMetricVal                  // u8 count, then count × (u8 type, u64c value)
 )
 
 // noMap marks a field that holds no identifier.
@@ -59,7 +59,7 @@ type EventSpec struct {
 // MaxArgs is the largest number of scalar fields of any event record.
 const MaxArgs = 6
 
-func f(name string, k FieldKind) FieldSpec              { return FieldSpec{name, k, noMap} }
+func f(name string, k FieldKind) FieldSpec               { return FieldSpec{name, k, noMap} }
 func fm(name string, k FieldKind, mapping int) FieldSpec { return FieldSpec{name, k, int8(mapping)} }
 
 // EventSpecs describes every event record of OTF2 3.0, indexed by record
