@@ -84,7 +84,6 @@ type Message struct {
 	Peer    uint32 // rank of the partner in Comm
 	Tag     uint32
 	Bytes   uint64
-	Request uint64 // request id of non-blocking operations
 }
 
 // Collective holds the details of a collective operation's end event.
@@ -94,7 +93,6 @@ type Collective struct {
 	Root     uint32 // root rank in Comm, or an OTF2 CollectiveRoot constant
 	Sent     uint64 // bytes sent
 	Received uint64 // bytes received
-	Request  uint64 // request id of non-blocking collectives
 }
 
 // MetricSample is one Metric event: the metric (class or instance) and

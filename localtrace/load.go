@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	"scout/localtrace/otf2"
 )
@@ -40,7 +41,20 @@ func Load(a *otf2.Archive, defs *otf2.Defs, loc uint64) (*Trace, error) {
 // Decode reads all events of r into a Trace. numEvents, if known, sizes
 // the event slice exactly.
 func Decode(r *otf2.EventReader, defs *otf2.Defs, loc uint64, numEvents uint64) (*Trace, error) {
+	return DecodeInto(nil, r, defs, loc, numEvents)
+}
+
+// DecodeInto is Decode reusing the memory of reuse (if not nil), which
+// it overwrites: decoding many streams one after another then allocates
+// only once.
+func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, numEvents uint64) (*Trace, error) {
 	b := newBuilder(defs, loc, numEvents)
+	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
+		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],
+			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0]}
+		b.t = reuse
+	}
+	b.alloc(numEvents)
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
@@ -86,7 +100,7 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 		numEvents = 0 // implausible: let append grow it
 	}
 	b := &builder{
-		t:       &Trace{Location: loc, Events: make([]Event, 0, numEvents)},
+		t:       &Trace{Location: loc},
 		defs:    defs,
 		offset:  defs.Clock.GlobalOffset,
 		res:     float64(defs.Clock.TimerResolution),
@@ -94,6 +108,12 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 	}
 	b.lastSec = b.seconds(0)
 	return b
+}
+
+func (b *builder) alloc(numEvents uint64) {
+	if b.t.Events == nil {
+		b.t.Events = make([]Event, 0, numEvents)
+	}
 }
 
 func (b *builder) seconds(ticks uint64) float64 {
@@ -127,41 +147,41 @@ func (b *builder) top() uint32 {
 
 func (b *builder) add(ev *otf2.Event) error {
 	if ev.Time != b.lastTck {
+		if ev.Time < b.lastTck {
+			return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", b.seconds(ev.Time), b.lastSec)
+		}
 		b.lastTck, b.lastSec = ev.Time, b.seconds(ev.Time)
+	}
+	switch ev.Type {
+	case otf2.EvEnter:
+		return b.enter(b.lastSec, uint32(ev.Args[0]))
+	case otf2.EvLeave:
+		return b.leave(b.lastSec, uint32(ev.Args[0]))
 	}
 	t := b.t
 	idx := uint32(len(t.Events))
 	e := Event{Time: b.lastSec, B: b.top(), C: None}
-	if len(t.Events) > 0 && e.Time < t.Events[len(t.Events)-1].Time {
-		return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", e.Time, t.Events[len(t.Events)-1].Time)
-	}
 	switch ev.Type {
-	case otf2.EvEnter:
-		return b.enter(e, uint32(ev.Args[0]))
-	case otf2.EvLeave:
-		return b.leave(e, uint32(ev.Args[0]))
 	case otf2.EvProgramBegin:
 		r, err := b.programRegion(uint32(ev.Args[0]))
 		if err != nil {
 			return err
 		}
-		return b.enter(e, r)
+		return b.enter(e.Time, r)
 	case otf2.EvProgramEnd:
 		if len(b.stack) == 0 {
 			return errors.New("ProgramEnd without ProgramBegin")
 		}
-		return b.leave(e, t.Events[b.top()].A)
+		return b.leave(e.Time, t.Events[b.top()].A)
 	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
 		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
 		e.A = uint32(len(t.Messages))
 		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2]), Bytes: ev.Args[3]}
 		switch ev.Type {
 		case otf2.EvMpiIsend:
-			m.Request = ev.Args[4]
-			b.pending[reqKey{0, m.Request}] = idx
+			b.pending[reqKey{0, ev.Args[4]}] = idx
 		case otf2.EvMpiIrecv:
-			m.Request = ev.Args[4]
-			e.C = b.complete(reqKey{1, m.Request}, idx)
+			e.C = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
 		t.Messages = append(t.Messages, m)
 	case otf2.EvMpiIsendComplete:
@@ -188,7 +208,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		e.Kind = KindCollBegin
 	case otf2.EvMpiCollectiveEnd:
 		e.Kind = KindCollEnd
-		e.A = b.collective(ev, 0)
+		e.A = b.collective(ev)
 		// link to the last unmatched CollBegin of the enclosing region
 		for i := len(t.Events) - 1; i >= 0 && uint32(i) != e.B; i-- {
 			if t.Events[i].Kind == KindCollBegin && t.Events[i].C == None {
@@ -201,7 +221,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		b.pending[reqKey{2, ev.Args[0]}] = idx
 	case otf2.EvNbcComplete:
 		e.Kind = KindNbcComplete
-		e.A = b.collective(ev, ev.Args[5])
+		e.A = b.collective(ev)
 		e.C = b.complete(reqKey{2, ev.Args[5]}, idx)
 	case otf2.EvCommCreate, otf2.EvCommDestroy:
 		e.Kind = KindCommCreate
@@ -227,9 +247,9 @@ func (b *builder) add(ev *otf2.Event) error {
 	return nil
 }
 
-func (b *builder) collective(ev *otf2.Event, req uint64) uint32 {
+func (b *builder) collective(ev *otf2.Event) uint32 {
 	b.t.Collectives = append(b.t.Collectives, Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
-		Root: uint32(ev.Args[2]), Sent: ev.Args[3], Received: ev.Args[4], Request: req})
+		Root: uint32(ev.Args[2]), Sent: ev.Args[3], Received: ev.Args[4]})
 	return uint32(len(b.t.Collectives) - 1)
 }
 
@@ -255,36 +275,39 @@ func (b *builder) lookup(id uint64) uint32 {
 	return None
 }
 
-func (b *builder) enter(e Event, region uint32) error {
+func (b *builder) enter(time float64, region uint32) error {
 	parent := None
-	if top := b.top(); top != None {
-		parent = b.t.Events[top].C
+	if n := len(b.stack); n > 0 {
+		parent = b.t.Events[b.stack[n-1]].C
 	}
-	e.Kind, e.A, e.B, e.C = KindEnter, region, None, b.callpath(parent, region)
 	b.stack = append(b.stack, uint32(len(b.t.Events)))
-	b.t.Events = append(b.t.Events, e)
+	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindEnter, A: region, B: None, C: b.callpath(parent, region)})
 	return nil
 }
 
-func (b *builder) leave(e Event, region uint32) error {
-	top := b.top()
-	if top == None {
+func (b *builder) leave(time float64, region uint32) error {
+	n := len(b.stack)
+	if n == 0 {
 		return fmt.Errorf("leave of region %s without a matching Enter", b.regionName(region))
 	}
+	top := b.stack[n-1]
 	en := &b.t.Events[top]
 	if en.A != region {
 		return fmt.Errorf("leave of region %s, but the innermost open region is %s (entered at %.9f s)",
 			b.regionName(region), b.regionName(en.A), en.Time)
 	}
-	idx := uint32(len(b.t.Events))
-	en.B = idx
-	e.Kind, e.A, e.B, e.C = KindLeave, region, top, en.C
-	b.stack = b.stack[:len(b.stack)-1]
-	b.t.Events = append(b.t.Events, e)
+	en.B = uint32(len(b.t.Events))
+	b.stack = b.stack[:n-1]
+	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindLeave, A: region, B: top, C: en.C})
 	return nil
 }
 
 func (b *builder) finish() error {
+	t := b.t
+	t.Messages = shrink(t.Messages)
+	t.Collectives = shrink(t.Collectives)
+	t.Callpaths = shrink(t.Callpaths)
+	t.Events = shrink(t.Events)
 	if len(b.stack) > 0 {
 		en := b.t.Events[b.top()]
 		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
@@ -329,4 +352,13 @@ func (b *builder) programRegion(name uint32) (uint32, error) {
 		return r, nil
 	}
 	return 0, fmt.Errorf("ProgramBegin names program %q, but no artificial region of that name is defined", b.defs.Str(name))
+}
+
+// shrink returns s in an array of about its length when append left much
+// unused capacity, so a loaded trace holds no slack.
+func shrink[T any](s []T) []T {
+	if cap(s)-len(s) <= len(s)/16 {
+		return s
+	}
+	return slices.Clone(s)
 }

@@ -123,6 +123,12 @@ func (c *cursor) compressed(max int, ones uint64) uint64 {
 		return 0
 	}
 	var v uint64
+	if !c.big && len(c.b)-c.p >= 8 {
+		// fast path: one 8-byte load, keep the low s bytes
+		v = binary.LittleEndian.Uint64(c.b[c.p:]) & (^uint64(0) >> (64 - 8*uint(s)))
+		c.p += s
+		return v
+	}
 	d := c.b[c.p : c.p+s]
 	if c.big {
 		for _, x := range d {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 )
 
 // FormatError reports malformed data in one file of an archive.
@@ -29,19 +29,33 @@ type chunkStream struct {
 	buf  []byte // current chunk
 	off  int64  // file offset of the current chunk
 	next int64  // file offset of the next chunk
+	hint int64  // file size if known, else 0
 }
 
 func newChunkStream(r io.Reader, path string, chunkSize uint64) *chunkStream {
-	return &chunkStream{r: r, path: path, size: int(chunkSize)}
+	s := &chunkStream{r: r, path: path, size: int(chunkSize)}
+	switch f := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := f.Stat(); err == nil {
+			s.hint = st.Size()
+		}
+	case interface{ Size() int64 }:
+		s.hint = f.Size()
+	}
+	return s
 }
 
 // read loads the next chunk and returns a cursor positioned after its
 // header; io.EOF when the file has no more bytes.
 func (s *chunkStream) read() (cursor, error) {
 	if s.buf == nil {
-		s.buf = make([]byte, s.size)
+		n := int64(s.size)
+		if s.hint > 0 && s.hint < n {
+			n = s.hint // a small file needs no full-size chunk buffer
+		}
+		s.buf = make([]byte, n)
 	}
-	n, err := io.ReadFull(s.r, s.buf[:s.size])
+	n, err := io.ReadFull(s.r, s.buf)
 	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
 		return cursor{}, io.EOF
 	}
@@ -76,14 +90,4 @@ func (s *chunkStream) wrap(p int, err error) error {
 		err = errors.New("record runs past the end of its chunk (file truncated or damaged)")
 	}
 	return &FormatError{File: s.path, Offset: s.off + int64(p), Err: err}
-}
-
-// openChunks opens a chunked file; a missing file is reported with
-// os.ErrNotExist in the chain.
-func openChunks(path string, chunkSize uint64) (*os.File, *chunkStream, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, newChunkStream(f, path, chunkSize), nil
 }

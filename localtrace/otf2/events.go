@@ -132,6 +132,7 @@ func (r *EventReader) Next() (*Event, error) {
 			if err := r.nextChunk(); err != nil {
 				return nil, err
 			}
+			continue
 		}
 		start := c.p
 		t := c.b[c.p]
@@ -163,6 +164,17 @@ func (r *EventReader) Next() (*Event, error) {
 			continue
 		}
 		ev.Type, ev.Time, ev.Offset = t, r.time, r.s.off+int64(start)
+		if t == EvEnter || t == EvLeave { // fast path for the most common records
+			ev.Args[0] = uint64(c.u32c())
+			if r.maps != nil {
+				ev.Args[0] = r.maps[MapRegion].Map(ev.Args[0])
+			}
+			if c.err != nil {
+				return nil, r.wrap(start, fmt.Errorf("%s record: %w", typeName(t), c.err))
+			}
+			r.Count++
+			return ev, nil
+		}
 		if err := r.decode(t, ev); err != nil {
 			return nil, r.wrap(start, fmt.Errorf("%s record: %w", typeName(t), err))
 		}

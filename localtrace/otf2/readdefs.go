@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // Mapping types of local mapping tables (OTF2_MappingType).
@@ -69,7 +70,7 @@ type LocalDefs struct {
 
 // ReadGlobalDefs reads the archive's global definition file.
 func (a *Archive) ReadGlobalDefs() (*Defs, error) {
-	f, s, err := openChunks(a.GlobalDefPath(), a.Anchor.ChunkSizeDefs)
+	f, err := os.Open(a.GlobalDefPath())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("otf2: archive %s has no global definition file %s (an archive with only local definitions must be unified first: scout unify)", a.AnchorPath(), a.GlobalDefPath())
@@ -77,18 +78,25 @@ func (a *Archive) ReadGlobalDefs() (*Defs, error) {
 		return nil, fmt.Errorf("otf2: %w", err)
 	}
 	defer f.Close()
+	return DecodeGlobalDefs(f, a.GlobalDefPath(), a.Anchor.ChunkSizeDefs)
+}
+
+// DecodeGlobalDefs decodes a global definition file held in r, chunked
+// with the given chunk size; name is used in error messages.
+func DecodeGlobalDefs(r io.Reader, name string, chunkSize uint64) (*Defs, error) {
+	s := newChunkStream(r, name, chunkSize)
 	d := &Defs{}
-	err = readDefFile(s, func(t uint8, c *cursor) bool {
+	err := readDefFile(s, func(t uint8, c *cursor) bool {
 		return d.decodeGlobalOnly(t, c) || d.decodeDef(t, c)
 	}, d)
 	if err != nil {
 		return nil, err
 	}
 	if !d.HasClock {
-		return nil, fmt.Errorf("otf2: %s: no ClockProperties definition", s.path)
+		return nil, fmt.Errorf("otf2: %s: no ClockProperties definition", name)
 	}
 	if d.Clock.TimerResolution == 0 {
-		return nil, fmt.Errorf("otf2: %s: timer resolution is 0", s.path)
+		return nil, fmt.Errorf("otf2: %s: timer resolution is 0", name)
 	}
 	d.index()
 	return d, nil
@@ -97,7 +105,7 @@ func (a *Archive) ReadGlobalDefs() (*Defs, error) {
 // ReadLocalDefs reads location loc's local definitions. A missing file
 // means no mapping tables and no clock offsets.
 func (a *Archive) ReadLocalDefs(loc uint64) (*LocalDefs, error) {
-	f, s, err := openChunks(a.LocalDefPath(loc), a.Anchor.ChunkSizeDefs)
+	f, err := os.Open(a.LocalDefPath(loc))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return &LocalDefs{}, nil
@@ -105,9 +113,20 @@ func (a *Archive) ReadLocalDefs(loc uint64) (*LocalDefs, error) {
 		return nil, fmt.Errorf("otf2: location %d: %w", loc, err)
 	}
 	defer f.Close()
+	l, err := DecodeLocalDefs(f, a.LocalDefPath(loc), a.Anchor.ChunkSizeDefs)
+	if err != nil {
+		return nil, fmt.Errorf("otf2: location %d: %w", loc, err)
+	}
+	return l, nil
+}
+
+// DecodeLocalDefs decodes a local definition file held in r, chunked with
+// the given chunk size; name is used in error messages.
+func DecodeLocalDefs(r io.Reader, name string, chunkSize uint64) (*LocalDefs, error) {
+	s := newChunkStream(r, name, chunkSize)
 	l := &LocalDefs{}
 	var dupErr error
-	err = readDefFile(s, func(t uint8, c *cursor) bool {
+	err := readDefFile(s, func(t uint8, c *cursor) bool {
 		switch t {
 		case DefMappingTable:
 			mt := c.u8()
@@ -116,7 +135,7 @@ func (a *Archive) ReadLocalDefs(loc uint64) (*LocalDefs, error) {
 				return true // unknown mapping types are ignored
 			}
 			if l.Maps[mt] != nil && dupErr == nil {
-				dupErr = fmt.Errorf("otf2: %s: location %d: two mapping tables of type %d", s.path, loc, mt)
+				dupErr = fmt.Errorf("%s: two mapping tables of type %d", name, mt)
 			}
 			l.Maps[mt] = m
 			return true

@@ -1,0 +1,125 @@
+package localtrace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"scout/localtrace/otf2"
+)
+
+// BenchmarkLoadBundled loads every location of the largest bundled trace.
+func BenchmarkLoadBundled(b *testing.B) {
+	a, d := open(b, bundled("ps_mixed_np8"))
+	var events, mem int
+	b.ResetTimer()
+	for b.Loop() {
+		events, mem = 0, 0
+		for _, l := range d.Locations {
+			tc, err := Load(a, d, l.Self)
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += len(tc.Events)
+			mem += tc.Bytes()
+		}
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(mem)/float64(events), "bytes/event")
+}
+
+// synthStream writes n events of a Score-P-like mix into a chunked event
+// stream: nested Enter/Leave pairs with a point-to-point message every
+// tenth region, one timestamp per event.
+func synthStream(n int, chunk int) ([]byte, int) {
+	var out bytes.Buffer
+	var c []byte
+	newChunk := func() {
+		if c != nil {
+			out.Write(c)
+			out.Write(make([]byte, chunk-len(c)))
+		}
+		c = append(make([]byte, 0, chunk), 0x03, 0x42)
+		c = append(c, make([]byte, 16)...)
+	}
+	newChunk()
+	t := uint64(1000)
+	depth := 0
+	for i := 0; i < n; {
+		var rec []byte
+		ts := binary.LittleEndian.AppendUint64([]byte{0x05}, t)
+		switch {
+		case depth < 3 && i%7 != 6:
+			rec = append(ts, otf2.EvEnter, 1, byte(3+depth))
+			depth++
+		case depth > 0 && i%10 == 5:
+			rec = append(ts, otf2.EvMpiSend, 8, 1, 1, 1, 1, 1, 11, 1, 4)
+		case depth > 0:
+			depth--
+			rec = append(ts, otf2.EvLeave, 1, byte(3+depth))
+		default:
+			rec = append(ts, otf2.EvEnter, 1, 3)
+			depth++
+		}
+		if len(c)+len(rec)+1 > chunk {
+			newChunk()
+		}
+		c = append(c, rec...)
+		t += 17
+		i++
+	}
+	for depth > 0 {
+		depth--
+		n++
+		c = append(c, 0x05)
+		c = binary.LittleEndian.AppendUint64(c, t)
+		c = append(c, otf2.EvLeave, 1, byte(3+depth))
+	}
+	c = append(c, 0x02)
+	out.Write(c)
+	return out.Bytes(), n
+}
+
+// BenchmarkDecodeSynthetic decodes an in-memory stream of 10 M events
+// into a Trace.
+func BenchmarkDecodeSynthetic(b *testing.B) {
+	data, n := synthStream(10_000_000, 1<<20)
+	_, d := open(b, bundled("ps_late_sender"))
+	var tc *Trace
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tc, err = Decode(r, d, 0, uint64(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	ev := float64(len(tc.Events))
+	b.ReportMetric(ev*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(tc.Bytes())/ev, "bytes/event")
+}
+
+// BenchmarkDecodeSyntheticReuse is BenchmarkDecodeSynthetic decoding into
+// the same memory every time: the decoder's CPU cost without the cost of
+// touching fresh memory.
+func BenchmarkDecodeSyntheticReuse(b *testing.B) {
+	data, n := synthStream(10_000_000, 1<<20)
+	_, d := open(b, bundled("ps_late_sender"))
+	tc := &Trace{Events: make([]Event, 0, n)}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tc, err = DecodeInto(tc, r, d, 0, uint64(n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(tc.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
