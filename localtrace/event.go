@@ -80,10 +80,10 @@ type Event struct {
 
 // Message holds the details of a point-to-point event.
 type Message struct {
-	Comm    uint32 // communicator
-	Peer    uint32 // rank of the partner in Comm
-	Tag     uint32
-	Bytes   uint64
+	Comm  uint32 // communicator
+	Peer  uint32 // rank of the partner in Comm
+	Tag   uint32
+	Bytes uint64
 }
 
 // Collective holds the details of a collective operation's end event.

@@ -159,9 +159,9 @@ func TestUnbalancedRegions(t *testing.T) {
 	var buf bytes.Buffer
 	buf.Write([]byte{0x03, 0x42})
 	buf.Write(make([]byte, 16))
-	buf.Write([]byte{0x05, 1, 0, 0, 0, 0, 0, 0, 0, 12, 1, 3}) // t=1 Enter(3 main)
+	buf.Write([]byte{0x05, 1, 0, 0, 0, 0, 0, 0, 0, 12, 1, 3})  // t=1 Enter(3 main)
 	buf.Write([]byte{0x05, 2, 0, 0, 0, 0, 0, 0, 0, 12, 1, 16}) // t=2 Enter(16 compute)
-	buf.Write([]byte{0x05, 3, 0, 0, 0, 0, 0, 0, 0, 13, 1, 3}) // t=3 Leave(3 main)
+	buf.Write([]byte{0x05, 3, 0, 0, 0, 0, 0, 0, 0, 13, 1, 3})  // t=3 Leave(3 main)
 	buf.Write([]byte{0x02})
 	r, err := otf2.NewEventReader(&buf, "hand.evt", 7, 1<<20, nil)
 	if err != nil {
