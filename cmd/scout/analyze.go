@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
+	"scout/replay"
 	"scout/unify"
 )
 
@@ -19,12 +21,12 @@ type locResult struct {
 	loc       uint64
 	callpaths []localtrace.Callpath
 	events    int
-	time      []float64
-	visits    []uint64
+	values    map[string][]float64 // by local call path
+	ccv       replay.Violations
 }
 
-// analyze loads every location of the trace in-process, computes the
-// metrics and merges them into a report.
+// analyze loads every location of the trace in-process, replays the
+// communication, computes the metrics and merges them into a report.
 func analyze(o options, prog *progress) (*combine.Report, error) {
 	start := time.Now()
 	prog.printf("opening %s", o.trace)
@@ -40,13 +42,153 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	env, err := replay.NewEnv(defs)
+	if err != nil {
+		return nil, err
+	}
 	n := len(defs.Locations)
 	if n == 0 {
 		return nil, fmt.Errorf("%s defines no locations", a.GlobalDefPath())
 	}
-	prog.printf("read definitions: %d locations, %d regions", n, len(defs.Regions))
-	results := make([]locResult, n)
-	jobs := o.jobs
+	// Master threads replay the MPI communication, one per world rank.
+	var masters, others []uint64
+	for _, l := range defs.Locations {
+		if pl[l.Self].Thread == 0 {
+			masters = append(masters, l.Self)
+		} else {
+			others = append(others, l.Self)
+		}
+	}
+	sort.Slice(masters, func(i, j int) bool { return pl[masters[i]].Rank < pl[masters[j]].Rank })
+	for i, l := range masters {
+		if pl[l].Rank != i {
+			return nil, fmt.Errorf("%s: MPI ranks are not numbered 0..%d (rank %d missing)", a.GlobalDefPath(), len(masters)-1, i)
+		}
+	}
+	prog.printf("read definitions: %d locations (%d ranks), %d regions", n, len(masters), len(defs.Regions))
+	results := make([]locResult, 0, n)
+	var mu sync.Mutex
+	var done atomic.Int64
+	report := func(r locResult) {
+		mu.Lock()
+		results = append(results, r)
+		mu.Unlock()
+		if k := done.Add(1); k == int64(n) || k%64 == 0 {
+			prog.printf("analyzed %d/%d locations", k, n)
+		}
+	}
+	err = runInProcess(len(masters), func(w replay.World) error {
+		r, err := analyzeRank(a, defs, env, masters[w.Rank()], w)
+		if err != nil {
+			return err
+		}
+		report(r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := forEach(others, o.jobs, func(loc uint64) error {
+		r, err := profileOnly(a, defs, loc)
+		if err == nil {
+			report(r)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].loc < results[j].loc })
+	rep, events, err := merge(defs, pl, results)
+	if err != nil {
+		return nil, err
+	}
+	var ccv replay.Violations
+	for _, r := range results {
+		ccv.P2P += r.ccv.P2P
+		ccv.Coll += r.ccv.Coll
+	}
+	if ccv.P2P+ccv.Coll > 0 {
+		prog.warnf("%d clock condition violations detected (point-to-point: %d, collective: %d); wait states near them are clamped and may be inaccurate",
+			ccv.P2P+ccv.Coll, ccv.P2P, ccv.Coll)
+	}
+	prog.printf("analyzed %d events of %d locations, %d call paths, in %.2fs", events, n, len(rep.Tree.Nodes), time.Since(start).Seconds())
+	return rep, nil
+}
+
+// analyzeRank loads a master location, computes its profile and replays
+// its communication as world rank w.Rank().
+func analyzeRank(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, loc uint64, w replay.World) (locResult, error) {
+	t, err := localtrace.Load(a, defs, loc)
+	if err != nil {
+		return locResult{}, err
+	}
+	l, err := replay.NewLocation(env, t, w.Rank(), w)
+	if err != nil {
+		return locResult{}, err
+	}
+	bus := &replay.Bus{}
+	patterns.Register(bus)
+	if err := replay.NewReplayer(bus, l).Run(); err != nil {
+		return locResult{}, err
+	}
+	vals := l.Sev.Values()
+	addProfile(t, vals)
+	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), values: vals, ccv: l.CCV}, nil
+}
+
+// profileOnly handles a location that takes no part in the replay.
+func profileOnly(a *otf2.Archive, defs *otf2.Defs, loc uint64) (locResult, error) {
+	t, err := localtrace.Load(a, defs, loc)
+	if err != nil {
+		return locResult{}, err
+	}
+	vals := map[string][]float64{}
+	addProfile(t, vals)
+	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), values: vals}, nil
+}
+
+func addProfile(t *localtrace.Trace, vals map[string][]float64) {
+	tm, vs := patterns.Profile(t)
+	v := make([]float64, len(vs))
+	for i, x := range vs {
+		v[i] = float64(x)
+	}
+	vals["time"], vals["visits"] = tm, v
+}
+
+// merge unifies the call trees and maps every location's values to the
+// global call paths.
+func merge(defs *otf2.Defs, pl map[uint64]localtrace.Placement, results []locResult) (*combine.Report, int, error) {
+	locals := make([][]localtrace.Callpath, len(results))
+	events := 0
+	for i, r := range results {
+		locals[i] = r.callpaths
+		events += r.events
+	}
+	tree, maps, err := unify.Unify(locals)
+	if err != nil {
+		return nil, 0, err
+	}
+	rep := combine.New(defs, tree, pl, patterns.Catalog)
+	for i, r := range results {
+		res := combine.Result{Location: r.loc, Values: map[string][]float64{}}
+		for m, local := range r.values {
+			g := make([]float64, len(tree.Nodes))
+			for l, v := range local {
+				g[maps[i][l]] += v
+			}
+			res.Values[m] = g
+		}
+		if err := rep.Add(res); err != nil {
+			return nil, 0, err
+		}
+	}
+	return rep, events, nil
+}
+
+// forEach runs fn on every item with at most jobs at once (default: CPUs)
+// and returns the first error.
+func forEach(items []uint64, jobs int, fn func(uint64) error) error {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
@@ -54,20 +196,18 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
-		done  atomic.Int64
 		next  atomic.Int64
 	)
-	for w := 0; w < min(jobs, n); w++ {
+	for w := 0; w < min(jobs, len(items)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= n {
+				if i >= len(items) {
 					return
 				}
-				r, err := analyzeLocation(a, defs, defs.Locations[i].Self)
-				if err != nil {
+				if err := fn(items[i]); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -75,51 +215,9 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 					mu.Unlock()
 					return
 				}
-				results[i] = r
-				if k := done.Add(1); k == int64(n) || k%64 == 0 {
-					prog.printf("analyzed %d/%d locations", k, n)
-				}
 			}
 		}()
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
-	}
-	locals := make([][]localtrace.Callpath, n)
-	var events int
-	for i, r := range results {
-		locals[i] = r.callpaths
-		events += r.events
-	}
-	tree, maps, err := unify.Unify(locals)
-	if err != nil {
-		return nil, err
-	}
-	rep := combine.New(defs, tree, pl, patterns.Catalog)
-	for i, r := range results {
-		res := combine.Result{Location: r.loc, Values: map[string][]float64{
-			"time":   make([]float64, len(tree.Nodes)),
-			"visits": make([]float64, len(tree.Nodes)),
-		}}
-		for l, g := range maps[i] {
-			res.Values["time"][g] += r.time[l]
-			res.Values["visits"][g] += float64(r.visits[l])
-		}
-		if err := rep.Add(res); err != nil {
-			return nil, err
-		}
-	}
-	el := time.Since(start)
-	prog.printf("analyzed %d events of %d locations, %d call paths, in %.2fs", events, n, len(tree.Nodes), el.Seconds())
-	return rep, nil
-}
-
-func analyzeLocation(a *otf2.Archive, defs *otf2.Defs, loc uint64) (locResult, error) {
-	t, err := localtrace.Load(a, defs, loc)
-	if err != nil {
-		return locResult{}, err
-	}
-	tm, vs := patterns.Profile(t)
-	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), time: tm, visits: vs}, nil
+	return first
 }

@@ -103,6 +103,11 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	return os.Rename(tmp.Name(), path)
 }
 
+// warnf prints a warning; warnings are printed even when quiet.
+func (p *progress) warnf(format string, args ...any) {
+	fmt.Fprintf(p.w, "scout: warning: "+format+"\n", args...)
+}
+
 // progress prints phase messages on stderr unless quiet.
 type progress struct {
 	w     io.Writer

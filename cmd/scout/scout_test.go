@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"scout/internal/tracetest"
+	"scout/patterns"
 )
 
-// TestProfileMatchesReference runs scout on every reference trace and
-// checks every time and visits cell against the reference analyzer's.
-func TestProfileMatchesReference(t *testing.T) {
+// TestMatchesReference runs scout on every reference trace and checks
+// every cell of every metric scout computes against the reference
+// analyzer's.
+func TestMatchesReference(t *testing.T) {
 	for _, tr := range tracetest.All(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.csv")
@@ -27,11 +29,14 @@ func TestProfileMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			metrics := []string{"time", "visits"}
+			var metrics []string
+			for _, m := range patterns.Catalog {
+				metrics = append(metrics, m.Name)
+			}
 			if d := tracetest.Diff(got.Only(metrics...), want.Only(metrics...), 20); len(d) > 0 {
 				t.Errorf("%d differences:\n%s", len(d), strings.Join(d, "\n"))
 			}
-			if len(want.Only(metrics...)) == 0 {
+			if len(want.Only("time", "visits")) == 0 {
 				t.Errorf("reference has no time/visits cells")
 			}
 		})

@@ -1,0 +1,116 @@
+package patterns
+
+import (
+	"scout/localtrace"
+	"scout/replay"
+)
+
+// lateReceiver is Late Receiver (mpi_latereceiver), found in the backward
+// replay where receivers ship their data to the senders:
+//
+//	root:        a send event, met backwards (the message's data arrives)
+//	constituents: Enter/Leave of the receive request region (remote: the
+//	             MPI_Recv or MPI_Irecv call), Enter/Leave of the send
+//	             completion region (local: MPI_Send/Ssend itself, or the
+//	             MPI_Wait* completing an MPI_Isend)
+//	constraint:  the sender was blocked: its completion region left after
+//	             the receiver posted the receive, and began earlier:
+//	             idle = enter_recvreq − enter_sendcmp > 0
+//	severity:    idle; for MPI_Waitall/Waitsome the largest idle of the
+//	             call, and nothing if that call already had a Late Sender
+//	attribution: call path of the send completion region
+//
+// Only blocking standard and synchronous sends and single or multiple
+// waits count (not Bsend, Rsend, Sendrecv or Test*). mpi_slr_count /
+// mpi_clr_count count the instances by message size.
+type lateReceiver struct {
+	ls *lateSender
+	// per multi-wait call (Enter index): sends still to be seen, largest idle
+	pending map[uint32]*multiLR
+}
+
+type multiLR struct {
+	left  int
+	idle  float64
+	bytes uint64
+}
+
+func registerLateReceiver(bus *replay.Bus, ls *lateSender) {
+	p := &lateReceiver{ls: ls, pending: map[uint32]*multiLR{}}
+	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
+		i := c.Index
+		req := i
+		if e := c.Event(); e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
+			req = int(e.C) // the MPI_Irecv call posted the receive
+		}
+		c.Local.Set(replay.RoleRecv, c.Event().Time, 0)
+		c.Local.Set(replay.RoleEnterRecv, c.EnterTime(req), 0)
+		c.Local.Set(replay.RoleLeaveRecv, c.LeaveTime(req), 0)
+		return nil
+	})
+	bus.On(replay.BwSendComplete, func(c *replay.Ctx) error {
+		en := c.Trace.EnterOf(c.Index)
+		if en == localtrace.None || c.RegionClass(c.Index)&replay.ClassWaitMulti == 0 || ls.waitallLS[en] {
+			return nil
+		}
+		m := p.pending[en]
+		if m == nil {
+			m = &multiLR{}
+			p.pending[en] = m
+		}
+		m.left++
+		return nil
+	})
+	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
+		i := c.Index
+		cmp := i // the send completion event
+		if e := c.Event(); e.Kind == localtrace.KindIsend {
+			if e.C == localtrace.None {
+				return nil
+			}
+			cmp = int(e.C)
+		}
+		enterCmp, leaveCmp := c.EnterTime(cmp), c.LeaveTime(cmp)
+		enterReq := c.Remote[replay.RoleEnterRecv].Time
+		idle := 0.0
+		if leaveCmp > enterReq {
+			idle = enterReq - enterCmp
+		}
+		bytes := c.Trace.Message(i).Bytes
+		cls := c.RegionClass(cmp)
+		switch {
+		case cls&(replay.ClassBlockSend|replay.ClassWaitSingle) != 0:
+			if idle > 0 {
+				return p.found(bus, c, cmp, idle, bytes)
+			}
+		case cls&replay.ClassWaitMulti != 0:
+			en := c.Trace.EnterOf(cmp)
+			m := p.pending[en]
+			if m == nil {
+				return nil // the call had a Late Sender
+			}
+			if idle > m.idle {
+				m.idle, m.bytes = idle, bytes
+			}
+			if m.left--; m.left == 0 {
+				delete(p.pending, en)
+				if m.idle > 0 {
+					return p.found(bus, c, cmp, m.idle, m.bytes)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (p *lateReceiver) found(bus *replay.Bus, c *replay.Ctx, cmp int, idle float64, bytes uint64) error {
+	cp := c.Callpath(cmp)
+	c.Add("mpi_latereceiver", cp, idle)
+	count := "mpi_clr_count"
+	if bytes == 0 {
+		count = "mpi_slr_count"
+	}
+	c.Add(count, cp, 1)
+	c.Idle = idle
+	return bus.Publish(replay.LateReceiver, c)
+}

@@ -1,0 +1,104 @@
+package patterns
+
+import (
+	"math"
+
+	"scout/replay"
+)
+
+// LateSenderInfo describes a Late Sender instance for the patterns that
+// refine it.
+type LateSenderInfo struct {
+	Recv      int     // receive event (local index)
+	SendTime  float64 // time of the remote send event
+	SendBytes uint64
+	Source    int // world rank of the sender
+	Idle      float64
+}
+
+// lateSender is Late Sender (mpi_latesender):
+//
+//	root:        a received message (POST_RECV)
+//	constituents: Enter of the receive region (local), Enter of the send
+//	             region (remote)
+//	constraint:  the receiver entered before the sender: idle =
+//	             min(enter_send, leave_recv) − enter_recv > 0
+//	severity:    idle; in MPI_Waitall/Waitsome only the largest idle of
+//	             the call counts; receives completed in MPI_Test* never
+//	attribution: call path of the receive event
+//
+// Each instance is published as replay.LateSender with a LateSenderInfo
+// in Ctx.Aux; mpi_sls_count / mpi_cls_count count them.
+type lateSender struct {
+	multi     LateSenderInfo // largest wait in the current multi-wait call
+	haveMulti bool
+	// waitallLS marks multi-wait calls (by Enter index) that had a Late Sender.
+	waitallLS map[uint32]bool
+	bus       *replay.Bus
+}
+
+func registerLateSender(bus *replay.Bus) *lateSender {
+	p := &lateSender{waitallLS: map[uint32]bool{}}
+	bus.On(replay.FwPostRecv, p.postRecv)
+	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
+		if !p.haveMulti || c.Env.Class(c.Event().A)&replay.ClassWaitMulti == 0 {
+			return nil
+		}
+		p.haveMulti = false
+		info := p.multi
+		return p.found(bus, c, info)
+	})
+	bus.On(replay.LateSender, func(c *replay.Ctx) error {
+		info := c.Aux.(*LateSenderInfo)
+		metric := "mpi_cls_count"
+		if info.SendBytes == 0 {
+			metric = "mpi_sls_count"
+		}
+		c.Add(metric, c.Callpath(info.Recv), 1)
+		return nil
+	})
+	p.bus = bus
+	return p
+}
+
+func (p *lateSender) postRecv(c *replay.Ctx) error {
+	i := c.Index
+	if isTest(c, i) {
+		return nil
+	}
+	enterSend := c.Remote[replay.RoleEnterSend].Time
+	enterRecv := c.EnterTime(i)
+	idle := math.Min(enterSend, c.LeaveTime(i)) - enterRecv
+	if !(idle > 0) {
+		return nil
+	}
+	m := c.Trace.Message(i)
+	info := LateSenderInfo{Recv: i, SendTime: c.Remote[replay.RoleSend].Time,
+		SendBytes: c.Remote[replay.RoleSend].Bytes, Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle}
+	if c.RegionClass(i)&replay.ClassWaitMulti != 0 {
+		p.waitallLS[c.Trace.EnterOf(i)] = true
+		if !p.haveMulti || idle > p.multi.Idle {
+			p.multi, p.haveMulti = info, true
+			c.Aux = &info
+			return p.bus.Publish(replay.LateSenderCandidate, c)
+		}
+		return nil
+	}
+	return p.found(p.bus, c, info)
+}
+
+// found records a Late Sender instance and publishes it.
+func (p *lateSender) found(bus *replay.Bus, c *replay.Ctx, info LateSenderInfo) error {
+	c.Add("mpi_latesender", c.Callpath(info.Recv), info.Idle)
+	c.Idle = info.Idle
+	c.Aux = &info
+	return bus.Publish(replay.LateSender, c)
+}
+
+// worldRank maps a communicator rank to a world rank.
+func worldRank(c *replay.Ctx, comm uint32, rank int) int {
+	if m := c.Env.CommMembers[comm]; rank < len(m) {
+		return m[rank]
+	}
+	return c.Loc.Rank // self communicator
+}

@@ -1,0 +1,47 @@
+package patterns
+
+import "scout/replay"
+
+// Point-to-point message statistics.
+//
+//	root:        a send event (sender) / a received message (receiver)
+//	constituents: the sender's send event, shipped in the message
+//	severity:    1 per message (syncs_* for 0 bytes, comms_* otherwise),
+//	             bytes_sent / bytes_rcvd: the sent byte count
+//	attribution: the call path of the send / receive event
+//
+// A clock-condition violation is counted when a message is received
+// before it was sent.
+func registerP2PStats(bus *replay.Bus) {
+	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+		e := c.Event()
+		m := c.Trace.Message(c.Index)
+		c.Local.Set(replay.RoleSend, e.Time, m.Bytes)
+		c.Local.Set(replay.RoleEnterSend, c.EnterTime(c.Index), 0)
+		cp := c.Callpath(c.Index)
+		if m.Bytes == 0 {
+			c.Add("syncs_send", cp, 1)
+		} else {
+			c.Add("comms_send", cp, 1)
+			c.Add("bytes_sent", cp, float64(m.Bytes))
+		}
+		return nil
+	})
+	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
+		send := c.Remote[replay.RoleSend]
+		if send.Time > c.Event().Time {
+			c.Loc.CCV.P2P++
+		}
+		cp := c.Callpath(c.Index)
+		if send.Bytes == 0 {
+			c.Add("syncs_recv", cp, 1)
+		} else {
+			c.Add("comms_recv", cp, 1)
+			c.Add("bytes_rcvd", cp, float64(send.Bytes))
+		}
+		return nil
+	})
+}
+
+// isTest reports whether event i completes in an MPI_Test* call.
+func isTest(c *replay.Ctx, i int) bool { return c.RegionClass(i)&replay.ClassTest != 0 }

@@ -1,0 +1,73 @@
+package patterns
+
+import "scout/replay"
+
+// wrongOrderCapacity is how many Late Sender instances a location
+// remembers for the wrong-order check (the reference analyzer's buffer).
+const wrongOrderCapacity = 100
+
+// wrongOrder refines Late Sender into Late Sender, wrong order
+// (mpi_latesender_wo) and its two kinds:
+//
+//	root:        a received message (POST_RECV)
+//	constituents: an earlier Late Sender instance of this location
+//	constraint:  the earlier instance's message was sent after the current
+//	             message: the current message was available but received
+//	             later, so the earlier wait was caused by the order of the
+//	             receives
+//	severity:    the earlier instance's idle time
+//	attribution: call path of the earlier receive
+//	kinds:       mpi_lswo_same when both messages come from the same
+//	             sender, mpi_lswo_different otherwise
+//
+// mpi_slswo_count / mpi_clswo_count count the instances by the earlier
+// message's size.
+type wrongOrder struct {
+	buf []LateSenderInfo
+}
+
+func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
+	p := &wrongOrder{}
+	bus.On(replay.LateSender, func(c *replay.Ctx) error {
+		if len(p.buf) == wrongOrderCapacity {
+			p.buf = p.buf[1:]
+		}
+		p.buf = append(p.buf, *c.Aux.(*LateSenderInfo))
+		return nil
+	})
+	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
+		cur := c.Remote[replay.RoleSend].Time
+		m := c.Trace.Message(c.Index)
+		src := worldRank(c, m.Comm, int(m.Peer))
+		kept := p.buf[:0]
+		var found []LateSenderInfo
+		for _, it := range p.buf {
+			if it.SendTime > cur {
+				found = append(found, it)
+			} else {
+				kept = append(kept, it)
+			}
+		}
+		p.buf = kept
+		for i := range found {
+			it := &found[i]
+			cp := c.Callpath(it.Recv)
+			c.Add("mpi_latesender_wo", cp, it.Idle)
+			kind := "mpi_lswo_different"
+			if it.Source == src {
+				kind = "mpi_lswo_same"
+			}
+			c.Add(kind, cp, it.Idle)
+			count := "mpi_clswo_count"
+			if it.SendBytes == 0 {
+				count = "mpi_slswo_count"
+			}
+			c.Add(count, cp, 1)
+			c.Idle, c.Aux = it.Idle, it
+			if err := bus.Publish(replay.LateSenderWO, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,104 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+
+	"scout/localtrace/otf2"
+)
+
+// Region classes the patterns need, derived from region names and paradigm.
+type RegionClass uint16
+
+// Region class bits.
+const (
+	ClassMPI        RegionClass = 1 << iota // an MPI function
+	ClassInit                               // MPI_Init, MPI_Init_thread
+	ClassFinalize                           // MPI_Finalize
+	ClassBlockSend                          // MPI_Send, MPI_Ssend
+	ClassSendrecv                           // MPI_Sendrecv(_replace)
+	ClassWaitSingle                         // MPI_Wait, MPI_Waitany
+	ClassWaitMulti                          // MPI_Waitall, MPI_Waitsome
+	ClassTest                               // MPI_Test*
+	ClassRecv                               // MPI_Recv
+)
+
+// classify derives a region's classes from its definition.
+func classify(defs *otf2.Defs, r *otf2.Region) RegionClass {
+	name := defs.Str(r.Name)
+	var c RegionClass
+	if r.Paradigm == otf2.ParadigmMPI || strings.HasPrefix(name, "MPI_") {
+		c |= ClassMPI
+	} else {
+		return 0
+	}
+	switch name {
+	case "MPI_Init", "MPI_Init_thread":
+		c |= ClassInit
+	case "MPI_Finalize":
+		c |= ClassFinalize
+	case "MPI_Send", "MPI_Ssend":
+		c |= ClassBlockSend
+	case "MPI_Sendrecv", "MPI_Sendrecv_replace":
+		c |= ClassSendrecv
+	case "MPI_Wait", "MPI_Waitany":
+		c |= ClassWaitSingle
+	case "MPI_Waitall", "MPI_Waitsome":
+		c |= ClassWaitMulti
+	case "MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome":
+		c |= ClassTest
+	case "MPI_Recv":
+		c |= ClassRecv
+	}
+	return c
+}
+
+// Env is what every location's replay shares: the global definitions and
+// what is derived from them.
+type Env struct {
+	Defs    *otf2.Defs
+	classes map[uint32]RegionClass
+	// CommMembers gives, for each communicator, the world ranks of its
+	// members in communicator rank order; nil for a self communicator.
+	CommMembers map[uint32][]int
+	commOrder   []uint32
+	commSelf    map[uint32]bool
+}
+
+// NewEnv derives the replay environment from global definitions.
+func NewEnv(defs *otf2.Defs) (*Env, error) {
+	e := &Env{Defs: defs, classes: map[uint32]RegionClass{}, CommMembers: map[uint32][]int{}, commSelf: map[uint32]bool{}}
+	for i := range defs.Regions {
+		r := &defs.Regions[i]
+		e.classes[r.Self] = classify(defs, r)
+	}
+	for _, c := range defs.Comms {
+		g, ok := defs.Group(c.Group)
+		if !ok {
+			return nil, fmt.Errorf("replay: communicator %d refers to undefined group %d", c.Self, c.Group)
+		}
+		if g.Paradigm != otf2.ParadigmMPI {
+			continue // not an MPI communicator (e.g. a topology pseudo-communicator)
+		}
+		switch g.Type {
+		case otf2.GroupTypeCommSelf:
+			e.commSelf[c.Self] = true
+		case otf2.GroupTypeCommGroup:
+			m := make([]int, len(g.Members))
+			for i, w := range g.Members {
+				m[i] = int(w)
+			}
+			e.CommMembers[c.Self] = m
+			e.commOrder = append(e.commOrder, c.Self)
+		}
+	}
+	return e, nil
+}
+
+// Class returns the classes of region id.
+func (e *Env) Class(region uint32) RegionClass { return e.classes[region] }
+
+// IsSelf reports whether comm is a size-1 (self) communicator.
+func (e *Env) IsSelf(comm uint32) bool {
+	return e.commSelf[comm] || len(e.CommMembers[comm]) == 1
+}
