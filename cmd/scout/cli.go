@@ -73,6 +73,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !o.quiet {
+		rep.WriteSummary(stderr, 5)
+	}
 	if o.csv != "" {
 		if err := writeOutput(o.csv, stdout, rep.WriteCSV); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,5 +63,31 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// csvOf runs scout on a trace and returns its CSV output.
+func csvOf(t *testing.T, dir string) string {
+	t.Helper()
+	var out, stderr bytes.Buffer
+	if err := run([]string{"-q", "--csv", "-", dir}, &out, &stderr); err != nil {
+		t.Fatalf("scout: %v\n%s", err, stderr.String())
+	}
+	return out.String()
+}
+
+// TestDeterministic checks that repeated runs, with any number of
+// threads, give identical results.
+func TestDeterministic(t *testing.T) {
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8")
+	first := csvOf(t, dir)
+	for i := 0; i < 10; i++ {
+		if got := csvOf(t, dir); got != first {
+			t.Fatalf("run %d differs from the first", i+2)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if got := csvOf(t, dir); got != first {
+		t.Fatal("GOMAXPROCS=1 run differs")
 	}
 }
