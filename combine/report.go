@@ -26,6 +26,7 @@ type Report struct {
 	Placements map[uint64]localtrace.Placement
 	Metrics    []patterns.Metric // in report order
 	Results    []Result          // one per location, sorted by rank and thread
+	Events     int               // number of trace events analysed
 }
 
 // New makes an empty report over the given definitions and call tree.

@@ -72,7 +72,7 @@ func checkInvariants(t *testing.T, tc *Trace) {
 				}
 			}
 		case KindCollEnd:
-			if e.C == None || tc.Events[e.C].Kind != KindCollBegin || tc.Events[e.C].B != e.B {
+			if e.C != None && (tc.Events[e.C].Kind != KindCollBegin || tc.Events[e.C].B != e.B) {
 				t.Fatalf("event %d: CollEnd not linked to its CollBegin", i)
 			}
 		}

@@ -102,6 +102,7 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.Events = events
 	var ccv replay.Violations
 	for _, r := range results {
 		ccv.P2P += r.ccv.P2P

@@ -91,3 +91,18 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("GOMAXPROCS=1 run differs")
 	}
 }
+
+// BenchmarkAnalyze runs the whole in-process analysis (load, replay,
+// patterns, unify, merge) on the largest bundled trace.
+func BenchmarkAnalyze(b *testing.B) {
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8")
+	var events int
+	for b.Loop() {
+		rep, err := analyze(options{trace: dir, quiet: true}, newProgress(&bytes.Buffer{}, true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = rep.Events
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
