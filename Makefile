@@ -4,12 +4,16 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build demo test lint vet staticcheck bench fuzz clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz clean help
 
-all: build
+# The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
+HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
+
+all: build $(if $(HAVE_MPI),mpi)
 
 help:
-	@echo "make build   build bin/scout"
+	@echo "make build   build bin/scout (pure Go, in-process analysis)"
+	@echo "make mpi     build bin/scout-mpi (needs libopenmpi-dev) for mpirun -np N bin/scout-mpi TRACE"
 	@echo "make demo    build and analyze the bundled sample trace ($(SAMPLE))"
 	@echo "make test    vet, staticcheck and the full test suite"
 	@echo "make bench   benchmarks (decode speed, bytes/event)"
@@ -17,6 +21,9 @@ help:
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
+
+mpi:
+	$(GO) build -tags mpi -o bin/scout-mpi ./cmd/scout
 
 demo: build
 	./$(BIN) --csv scout-demo.csv $(SAMPLE)
@@ -26,15 +33,18 @@ demo: build
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	$(if $(HAVE_MPI),$(GO) vet -tags mpi ./...)
 
 staticcheck:
 	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(STATICCHECK) ./...
+	$(if $(HAVE_MPI),$(STATICCHECK) -tags mpi ./...)
 
 lint: vet staticcheck
 
 test: lint
 	$(GO) test -race -count=1 ./...
+	$(if $(HAVE_MPI),$(GO) test -tags mpi -c -o bin/mpi.test ./hpc/mpi && mpirun --allow-run-as-root --oversubscribe -np 4 bin/mpi.test)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

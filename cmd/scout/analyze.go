@@ -103,6 +103,13 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 		return nil, err
 	}
 	rep.Events = events
+	warnCCV(prog, results)
+	prog.printf("analyzed %d events of %d locations, %d call paths, in %.2fs", events, n, len(rep.Tree.Nodes), time.Since(start).Seconds())
+	return rep, nil
+}
+
+// warnCCV prints the number of clock-condition violations, if any.
+func warnCCV(prog *progress, results []locResult) {
 	var ccv replay.Violations
 	for _, r := range results {
 		ccv.P2P += r.ccv.P2P
@@ -112,8 +119,6 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 		prog.warnf("%d clock condition violations detected (point-to-point: %d, collective: %d); wait states near them are clamped and may be inaccurate",
 			ccv.P2P+ccv.Coll, ccv.P2P, ccv.Coll)
 	}
-	prog.printf("analyzed %d events of %d locations, %d call paths, in %.2fs", events, n, len(rep.Tree.Nodes), time.Since(start).Seconds())
-	return rep, nil
 }
 
 // analyzeRank loads a master location, computes its profile and replays

@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"scout/combine"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
@@ -69,7 +72,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	o.trace = fs.Arg(0)
 	prog := newProgress(stderr, o.quiet)
-	rep, err := analyze(o, prog)
+	var rep *combine.Report
+	var err error
+	if underMPILauncher() {
+		rep, err = runMPI(o, prog)
+		if err == nil && rep == nil {
+			return nil // an MPI rank other than 0: rank 0 writes the outputs
+		}
+	} else {
+		rep, err = analyze(o, prog)
+	}
 	if err != nil {
 		return err
 	}
@@ -83,6 +95,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 		prog.printf("wrote %s", o.csv)
 	}
 	return nil
+}
+
+// underMPILauncher reports whether mpirun or srun started this process
+// as one of several.
+func underMPILauncher() bool {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			return true
+		}
+	}
+	if os.Getenv("OMPI_COMM_WORLD_RANK") != "" || os.Getenv("PMIX_RANK") != "" {
+		return true
+	}
+	n, err := strconv.Atoi(os.Getenv("SLURM_NTASKS"))
+	return err == nil && n > 1 && os.Getenv("SLURM_PROCID") != ""
 }
 
 // writeOutput writes to path ("-" = stdout) atomically: into a temporary

@@ -1,0 +1,213 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"sort"
+
+	"scout/combine"
+	"scout/hpc/mpi"
+	"scout/localtrace"
+	"scout/localtrace/otf2"
+	"scout/replay"
+)
+
+// mpiBuild tells whether this binary can run under mpirun.
+const mpiBuild = true
+
+// mpiWorld adapts an MPI communicator to the replay's Comm: sends are
+// non-blocking, with their buffers released as they complete.
+type mpiWorld struct {
+	c       *mpi.Comm
+	pending *[]*mpi.Request
+}
+
+func (w mpiWorld) Rank() int { return w.c.Rank() }
+func (w mpiWorld) Size() int { return w.c.Size() }
+
+func (w mpiWorld) Send(dest, tag int, data []byte) error {
+	r, err := w.c.Isend(dest, tag, data)
+	if err != nil {
+		return err
+	}
+	*w.pending = append(*w.pending, r)
+	return w.reap()
+}
+
+// reap releases the sends that completed.
+func (w mpiWorld) reap() error {
+	p := (*w.pending)[:0]
+	for _, r := range *w.pending {
+		done, err := r.Test()
+		if err != nil {
+			return err
+		}
+		if !done {
+			p = append(p, r)
+		}
+	}
+	*w.pending = p
+	return nil
+}
+
+func (w mpiWorld) Recv(src, tag int) ([]byte, error) {
+	if err := w.reap(); err != nil {
+		return nil, err
+	}
+	return w.c.Recv(src, tag)
+}
+
+func (w mpiWorld) MaxLoc(v replay.TimeRank) (replay.TimeRank, error) {
+	r, err := w.c.MaxLoc(mpi.TimeRank(v))
+	return replay.TimeRank(r), err
+}
+
+func (w mpiWorld) MinLoc(v replay.TimeRank) (replay.TimeRank, error) {
+	r, err := w.c.MinLoc(mpi.TimeRank(v))
+	return replay.TimeRank(r), err
+}
+
+func (w mpiWorld) ScanMaxLoc(v replay.TimeRank) (replay.TimeRank, error) {
+	r, err := w.c.ScanMaxLoc(mpi.TimeRank(v))
+	return replay.TimeRank(r), err
+}
+
+func (w mpiWorld) Bcast(root int, v float64) (float64, error) { return w.c.BcastFloat64(root, v) }
+
+func (w mpiWorld) Create(members []int) (replay.Comm, error) {
+	c, err := w.c.Create(members)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return mpiWorld{c: c, pending: w.pending}, nil
+}
+
+// finish waits for the remaining sends; those never received (their
+// receive was not recorded) are cancelled.
+func (w mpiWorld) finish() error {
+	if err := w.c.Barrier(); err != nil {
+		return err
+	}
+	for _, r := range *w.pending {
+		if done, err := r.Test(); err != nil {
+			return err
+		} else if !done {
+			if err := r.Cancel(); err != nil {
+				return err
+			}
+		}
+	}
+	*w.pending = nil
+	return nil
+}
+
+func init() { gob.Register(replay.Violations{}) }
+
+// wireResult is a location's result as sent to rank 0.
+type wireResult struct {
+	Loc       uint64
+	Callpaths []localtrace.Callpath
+	Events    int
+	Values    map[string][]float64
+	CCV       replay.Violations
+}
+
+// runMPI analyzes the trace with one MPI process per application rank;
+// rank 0 merges the results and returns the report, others return nil.
+func runMPI(o options, prog *progress) (*combine.Report, error) {
+	mpi.Init()
+	defer mpi.Finalize()
+	w := mpi.World()
+	me := w.Rank()
+	if me != 0 {
+		prog = newProgress(prog.w, true)
+	}
+	fail := func(err error) (*combine.Report, error) {
+		fmt.Fprintf(os.Stderr, "scout: rank %d: %v\n", me, err)
+		mpi.Abort(1)
+		return nil, err
+	}
+	a, err := otf2.Open(o.trace)
+	if err != nil {
+		return fail(err)
+	}
+	defs, err := a.ReadGlobalDefs()
+	if err != nil {
+		return fail(err)
+	}
+	pl, err := localtrace.Placements(defs)
+	if err != nil {
+		return fail(err)
+	}
+	env, err := replay.NewEnv(defs)
+	if err != nil {
+		return fail(err)
+	}
+	var mine []uint64 // this process's locations, master first
+	ranks := 0
+	for _, l := range defs.Locations {
+		p := pl[l.Self]
+		if p.Thread == 0 {
+			ranks++
+		}
+		if p.Rank == me {
+			mine = append(mine, l.Self)
+		}
+	}
+	if w.Size() != ranks {
+		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with mpirun -np %d", ranks, w.Size(), ranks))
+	}
+	sort.Slice(mine, func(i, j int) bool { return pl[mine[i]].Thread < pl[mine[j]].Thread })
+	prog.printf("analyzing %d ranks with %d MPI processes", ranks, w.Size())
+	var results []wireResult
+	pending := new([]*mpi.Request)
+	world := mpiWorld{c: w, pending: pending}
+	for k, loc := range mine {
+		var r locResult
+		if k == 0 {
+			r, err = analyzeRank(a, defs, env, loc, world)
+		} else {
+			r, err = profileOnly(a, defs, loc)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		results = append(results, wireResult{r.loc, r.callpaths, r.events, r.values, r.ccv})
+	}
+	if err := world.finish(); err != nil {
+		return fail(err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(results); err != nil {
+		return fail(err)
+	}
+	parts, err := w.Gather(0, buf.Bytes())
+	if err != nil {
+		return fail(err)
+	}
+	if me != 0 {
+		return nil, nil
+	}
+	var all []locResult
+	for _, p := range parts {
+		var rs []wireResult
+		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&rs); err != nil {
+			return fail(fmt.Errorf("decoding results: %w", err))
+		}
+		for _, r := range rs {
+			all = append(all, locResult{loc: r.Loc, callpaths: r.Callpaths, events: r.Events, values: r.Values, ccv: r.CCV})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].loc < all[j].loc })
+	rep, events, err := merge(defs, pl, all)
+	if err != nil {
+		return fail(err)
+	}
+	rep.Events = events
+	warnCCV(prog, all)
+	return rep, nil
+}

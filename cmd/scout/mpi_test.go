@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"scout/internal/tracetest"
+	"scout/localtrace/otf2"
+)
+
+// buildMPI builds the MPI version of scout, or skips the test when MPI
+// is not installed.
+func buildMPI(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not installed (apt-get install openmpi-bin libopenmpi-dev)")
+	}
+	bin := filepath.Join(t.TempDir(), "scout-mpi")
+	cmd := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the MPI version: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func mpirun(np int, args ...string) *exec.Cmd {
+	a := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", itoa(np)}, args...)
+	cmd := exec.Command("mpirun", a...)
+	cmd.Env = append(os.Environ(), "OMPI_MCA_rmaps_base_oversubscribe=1")
+	return cmd
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestMPIMatchesInProcess runs the MPI version with one process per rank
+// on every reference trace and compares its CSV with the in-process run.
+func TestMPIMatchesInProcess(t *testing.T) {
+	bin := buildMPI(t)
+	for _, tr := range tracetest.All(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			a, err := otf2.Open(tr.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := a.ReadGlobalDefs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "mpi.csv")
+			cmd := mpirun(len(d.Locations), bin, "-q", "--csv", out, tr.Dir)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("mpirun: %v\n%s", err, b)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := csvOf(t, tr.Dir); !bytes.Equal(got, []byte(want)) {
+				t.Errorf("MPI CSV differs from the in-process CSV")
+			}
+		})
+	}
+}
+
+// TestMPIWrongProcessCount checks the message for a process count that
+// does not match the trace.
+func TestMPIWrongProcessCount(t *testing.T) {
+	bin := buildMPI(t)
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	b, err := mpirun(3, bin, "-q", "--csv", filepath.Join(t.TempDir(), "x.csv"), dir).CombinedOutput()
+	if err == nil {
+		t.Fatal("3 processes for a 4-rank trace succeeded")
+	}
+	if !strings.Contains(string(b), "mpirun -np 4") {
+		t.Errorf("message does not say how to start it:\n%s", b)
+	}
+}
+
+// TestNoMPIBuildUnderLauncher checks that the pure-Go build refuses to
+// run as one of several MPI processes.
+func TestNoMPIBuildUnderLauncher(t *testing.T) {
+	if mpiBuild {
+		t.Skip("MPI build")
+	}
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	err := run([]string{"-q", dir}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "without MPI support") {
+		t.Fatalf("got %v", err)
+	}
+}
