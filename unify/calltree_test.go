@@ -30,7 +30,9 @@ func TestUnifyPreorderIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := func(r uint32) string { return map[uint32]string{1: "main", 2: "other", 10: "a", 20: "b", 30: "c", 100: "x", 200: "y"}[r] }
+	name := func(r uint32) string {
+		return map[uint32]string{1: "main", 2: "other", 10: "a", 20: "b", 30: "c", 100: "x", 200: "y"}[r]
+	}
 	var paths []string
 	for i := range g.Nodes {
 		paths = append(paths, g.Path(uint32(i), name))
