@@ -26,9 +26,9 @@ mpi:
 	$(GO) build -tags mpi -o bin/scout-mpi ./cmd/scout
 
 demo: build
-	./$(BIN) --csv scout-demo.csv $(SAMPLE)
-	@echo "--- first rows of scout-demo.csv:"
-	@head -n 12 scout-demo.csv
+	./$(BIN) -o scout-demo --csv scout-demo/scout.csv $(SAMPLE)
+	@echo "--- scout-demo/trace.stat (first lines):"
+	@head -n 8 scout-demo/trace.stat
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -55,4 +55,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeDefs -fuzztime $(FUZZTIME) ./localtrace/otf2/
 
 clean:
-	rm -rf bin scout-demo.csv
+	rm -rf bin scout-demo

@@ -27,6 +27,9 @@ type Report struct {
 	Metrics    []patterns.Metric // in report order
 	Results    []Result          // one per location, sorted by rank and thread
 	Events     int               // number of trace events analysed
+	// Instances are the wait-state instances for the statistics file,
+	// with global call paths.
+	Instances []patterns.Instance
 }
 
 // New makes an empty report over the given definitions and call tree.

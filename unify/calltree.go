@@ -72,41 +72,25 @@ func (t *CallTree) addChild(parent, region uint32) uint32 {
 	return id
 }
 
-// Merge adds the call paths of o that t lacks. Children keep first-seen
-// order: t's children first, then o's new ones in o's order. Merge is
-// associative, so merging location trees pairwise in a reduction tree
-// gives the same tree as merging them one after another.
+// Merge adds the call paths of o that t lacks, numbering them after
+// t's in the order of o's ids (o's parents precede their children, as
+// in every tree built here). Merge is associative, so merging location
+// trees pairwise in a reduction tree gives the same ids as merging them
+// one after another; with location 0's tree first, its ids (the order
+// in which its call paths were first entered) are kept.
 func (t *CallTree) Merge(o *CallTree) {
-	var walk func(on, tn uint32)
-	walk = func(on, tn uint32) {
-		for _, oc := range o.children(on) {
-			r := o.Nodes[oc].Region
-			tc := t.child(tn, r)
-			if tc == None {
-				tc = t.addChild(tn, r)
-			}
-			walk(oc, tc)
+	m := make([]uint32, len(o.Nodes))
+	for i, n := range o.Nodes {
+		p := None
+		if n.Parent != None {
+			p = m[n.Parent]
 		}
-	}
-	walk(None, None)
-}
-
-// Canonical returns a copy of t whose node ids are its preorder
-// (depth-first, children in order) numbering, so that equal trees get
-// equal ids however they were built.
-func (t *CallTree) Canonical() *CallTree {
-	c := &CallTree{Nodes: make([]Node, 0, len(t.Nodes))}
-	var walk func(n, parent uint32)
-	walk = func(n, parent uint32) {
-		id := c.addChild(parent, t.Nodes[n].Region)
-		for _, k := range t.Nodes[n].Children {
-			walk(k, id)
+		c := t.child(p, n.Region)
+		if c == None {
+			c = t.addChild(p, n.Region)
 		}
+		m[i] = c
 	}
-	for _, r := range t.Roots {
-		walk(r, None)
-	}
-	return c
 }
 
 // MapLocal maps a location's call paths to the ids of t, which must
@@ -128,14 +112,15 @@ func (t *CallTree) MapLocal(cps []localtrace.Callpath) ([]uint32, error) {
 }
 
 // Unify merges the call trees of all locations, in order, into one
-// canonical global tree and returns it with each location's mapping from
-// local to global call-path ids.
+// global tree and returns it with each location's mapping from local to
+// global call-path ids. Ids are deterministic: location 0's call paths in
+// the order it first entered them, then each further location's new
+// ones in its order.
 func Unify(locals [][]localtrace.Callpath) (*CallTree, [][]uint32, error) {
 	g := &CallTree{}
 	for _, l := range locals {
 		g.Merge(FromLocal(l))
 	}
-	g = g.Canonical()
 	maps := make([][]uint32, len(locals))
 	for i, l := range locals {
 		m, err := g.MapLocal(l)

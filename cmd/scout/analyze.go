@@ -23,6 +23,7 @@ type locResult struct {
 	events    int
 	values    map[string][]float64 // by local call path
 	ccv       replay.Violations
+	instances []patterns.Instance // local call paths
 }
 
 // analyze loads every location of the trace in-process, replays the
@@ -134,12 +135,14 @@ func analyzeRank(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, loc uint64, 
 	}
 	bus := &replay.Bus{}
 	patterns.Register(bus)
+	stats := patterns.RegisterStatistics(bus)
 	if err := replay.NewReplayer(bus, l).Run(); err != nil {
 		return locResult{}, err
 	}
 	vals := l.Sev.Values()
 	addProfile(t, vals)
-	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), values: vals, ccv: l.CCV}, nil
+	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), values: vals, ccv: l.CCV,
+		instances: stats.Instances}, nil
 }
 
 // profileOnly handles a location that takes no part in the replay.
@@ -187,6 +190,10 @@ func merge(defs *otf2.Defs, pl map[uint64]localtrace.Placement, results []locRes
 		}
 		if err := rep.Add(res); err != nil {
 			return nil, 0, err
+		}
+		for _, in := range r.instances {
+			in.Callpath = maps[i][in.Callpath]
+			rep.Instances = append(rep.Instances, in)
 		}
 	}
 	return rep, events, nil

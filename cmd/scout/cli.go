@@ -39,16 +39,18 @@ Flags:
 
 // options are the analysis command's settings.
 type options struct {
-	trace string
-	csv   string
-	quiet bool
-	jobs  int
+	trace  string
+	outDir string
+	csv    string
+	quiet  bool
+	jobs   int
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("scout", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
+	fs.StringVarP(&o.outDir, "output", "o", "", "write the report files (trace.stat) into `DIR` (default: the trace's directory)")
 	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
@@ -85,9 +87,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	dir := o.outDir
+	if dir == "" {
+		dir = traceDir(o.trace)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating output directory: %w", err)
+	}
+	stat := filepath.Join(dir, "trace.stat")
+	if err := writeOutput(stat, stdout, rep.WriteStats); err != nil {
+		return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
+	}
 	if !o.quiet {
 		rep.WriteSummary(stderr, 5)
 	}
+	prog.printf("wrote %s", stat)
 	if o.csv != "" {
 		if err := writeOutput(o.csv, stdout, rep.WriteCSV); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
@@ -95,6 +109,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		prog.printf("wrote %s", o.csv)
 	}
 	return nil
+}
+
+// traceDir is the directory holding the trace's anchor file.
+func traceDir(trace string) string {
+	if st, err := os.Stat(trace); err == nil && st.IsDir() {
+		return trace
+	}
+	return filepath.Dir(trace)
 }
 
 // underMPILauncher reports whether mpirun or srun started this process

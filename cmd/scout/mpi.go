@@ -13,6 +13,7 @@ import (
 	"scout/hpc/mpi"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
+	"scout/patterns"
 	"scout/replay"
 )
 
@@ -114,6 +115,7 @@ type wireResult struct {
 	Events    int
 	Values    map[string][]float64
 	CCV       replay.Violations
+	Instances []patterns.Instance
 }
 
 // runMPI analyzes the trace with one MPI process per application rank;
@@ -176,7 +178,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		if err != nil {
 			return fail(err)
 		}
-		results = append(results, wireResult{r.loc, r.callpaths, r.events, r.values, r.ccv})
+		results = append(results, wireResult{r.loc, r.callpaths, r.events, r.values, r.ccv, r.instances})
 	}
 	if err := world.finish(); err != nil {
 		return fail(err)
@@ -199,7 +201,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 			return fail(fmt.Errorf("decoding results: %w", err))
 		}
 		for _, r := range rs {
-			all = append(all, locResult{loc: r.Loc, callpaths: r.Callpaths, events: r.Events, values: r.Values, ccv: r.CCV})
+			all = append(all, locResult{loc: r.Loc, callpaths: r.Callpaths, events: r.Events, values: r.Values, ccv: r.CCV, instances: r.Instances})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].loc < all[j].loc })

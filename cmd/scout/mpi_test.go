@@ -51,8 +51,9 @@ func TestMPIMatchesInProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := filepath.Join(t.TempDir(), "mpi.csv")
-			cmd := mpirun(len(d.Locations), bin, "-q", "--csv", out, tr.Dir)
+			tmp := t.TempDir()
+			out := filepath.Join(tmp, "mpi.csv")
+			cmd := mpirun(len(d.Locations), bin, "-q", "-o", tmp, "--csv", out, tr.Dir)
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("mpirun: %v\n%s", err, b)
 			}
@@ -72,7 +73,8 @@ func TestMPIMatchesInProcess(t *testing.T) {
 func TestMPIWrongProcessCount(t *testing.T) {
 	bin := buildMPI(t)
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
-	b, err := mpirun(3, bin, "-q", "--csv", filepath.Join(t.TempDir(), "x.csv"), dir).CombinedOutput()
+	tmp := t.TempDir()
+	b, err := mpirun(3, bin, "-q", "-o", tmp, "--csv", filepath.Join(tmp, "x.csv"), dir).CombinedOutput()
 	if err == nil {
 		t.Fatal("3 processes for a 4-rank trace succeeded")
 	}
@@ -89,7 +91,7 @@ func TestNoMPIBuildUnderLauncher(t *testing.T) {
 	}
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
-	err := run([]string{"-q", dir}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run([]string{"-q", "-o", t.TempDir(), dir}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "without MPI support") {
 		t.Fatalf("got %v", err)
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"math"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,9 +20,10 @@ import (
 func TestMatchesReference(t *testing.T) {
 	for _, tr := range tracetest.All(t) {
 		t.Run(tr.Name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out.csv")
+			tmp := t.TempDir()
+			out := filepath.Join(tmp, "out.csv")
 			var stderr bytes.Buffer
-			if err := run([]string{"-q", "--csv", out, tr.Dir}, &bytes.Buffer{}, &stderr); err != nil {
+			if err := run([]string{"-q", "-o", tmp, "--csv", out, tr.Dir}, &bytes.Buffer{}, &stderr); err != nil {
 				t.Fatalf("scout: %v\n%s", err, stderr.String())
 			}
 			got, err := tracetest.ReadCSV(out)
@@ -70,7 +74,7 @@ func TestUsageErrors(t *testing.T) {
 func csvOf(t *testing.T, dir string) string {
 	t.Helper()
 	var out, stderr bytes.Buffer
-	if err := run([]string{"-q", "--csv", "-", dir}, &out, &stderr); err != nil {
+	if err := run([]string{"-q", "-o", t.TempDir(), "--csv", "-", dir}, &out, &stderr); err != nil {
 		t.Fatalf("scout: %v\n%s", err, stderr.String())
 	}
 	return out.String()
@@ -105,4 +109,80 @@ func BenchmarkAnalyze(b *testing.B) {
 		events = rep.Events
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// statLine is one parsed line of a statistics file: a pattern summary
+// (Name set) or a severe instance.
+type statLine struct {
+	Name   string
+	Fields []float64
+	Raw    string
+}
+
+func readStat(t *testing.T, path string) []statLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []statLine
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "- ") {
+			out = append(out, statLine{Raw: l})
+			continue
+		}
+		f := strings.Fields(l)
+		s := statLine{Name: f[0]}
+		for _, x := range f[1:] {
+			v, err := strconv.ParseFloat(x, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, l, err)
+			}
+			s.Fields = append(s.Fields, v)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestStatisticsMatchReference compares trace.stat with the reference:
+// the same patterns, counts, mean, minimum, maximum, sum and variance,
+// and the same most severe instances. Median and quartiles differ by
+// design: scout computes them exactly, the reference estimates them.
+func TestStatisticsMatchReference(t *testing.T) {
+	for _, tr := range tracetest.All(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			tmp := t.TempDir()
+			if err := run([]string{"-q", "-o", tmp, tr.Dir}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			got, want := readStat(t, filepath.Join(tmp, "trace.stat")), readStat(t, tr.Expected("trace.stat"))
+			if len(got) != len(want) {
+				t.Fatalf("%d lines, want %d", len(got), len(want))
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				if w.Name == "" {
+					if g.Raw != w.Raw {
+						t.Errorf("instance line %d:\n got %s\nwant %s", i, g.Raw, w.Raw)
+					}
+					continue
+				}
+				if g.Name != w.Name || len(g.Fields) != len(w.Fields) {
+					t.Errorf("line %d: %s with %d fields, want %s with %d", i, g.Name, len(g.Fields), w.Name, len(w.Fields))
+					continue
+				}
+				// count, mean, (median), min, max, sum, variance, (q25, q75)
+				tol := []float64{0, 1.5e-7, -1, 1.5e-10, 1.5e-10, 1.5e-10, 1.5e-10, -1, -1}
+				for k, v := range w.Fields {
+					if tol[k] >= 0 && math.Abs(g.Fields[k]-v) > tol[k] {
+						t.Errorf("%s field %d = %v, want %v", w.Name, k, g.Fields[k], v)
+					}
+				}
+			}
+		})
+	}
 }
