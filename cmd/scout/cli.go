@@ -130,8 +130,10 @@ func underMPILauncher() bool {
 	if os.Getenv("OMPI_COMM_WORLD_RANK") != "" || os.Getenv("PMIX_RANK") != "" {
 		return true
 	}
-	n, err := strconv.Atoi(os.Getenv("SLURM_NTASKS"))
-	return err == nil && n > 1 && os.Getenv("SLURM_PROCID") != ""
+	// srun sets the step's task count for the tasks it starts (a batch
+	// script itself has no step task count)
+	n, err := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS"))
+	return err == nil && n > 1
 }
 
 // writeOutput writes to path ("-" = stdout) atomically: into a temporary

@@ -1,0 +1,55 @@
+#!/bin/bash
+# scout job-epilogue hook: analyzes the trace a job has just written.
+#
+# Install as a SLURM TaskEpilog (runs as the job's user after each task;
+# it acts once, on task 0), or call it at the end of a batch script:
+#   TaskEpilog=/path/to/scout/hpc/slurm/epilog.sh      (slurm.conf)
+#
+# It looks for the Score-P experiment in $SCOREP_EXPERIMENT_DIRECTORY or
+# the newest scorep-*/traces.otf2 below the job's submit directory, runs
+# scout on it (the MPI build with srun when available and inside an
+# allocation, otherwise the in-process analysis), and leaves trace.stat,
+# the report and scout.log in the experiment directory. It never fails
+# the job: problems are logged and the hook exits 0.
+#
+# Settings (environment): SCOUT (default: scout), SCOUT_MPI (default:
+# scout-mpi), SCOUT_ARGS (extra flags), SCOUT_EPILOG_DISABLE=1 to skip.
+set -u
+
+log() { echo "scout-epilog: $*" >&2; }
+
+[ "${SCOUT_EPILOG_DISABLE:-0}" = 1 ] && exit 0
+[ "${SLURM_PROCID:-0}" = 0 ] || exit 0   # once per job step
+
+exp=${SCOREP_EXPERIMENT_DIRECTORY:-}
+if [ -z "$exp" ] || [ ! -f "$exp/traces.otf2" ]; then
+  base=${SLURM_SUBMIT_DIR:-$PWD}
+  exp=$(ls -1dt "$base"/scorep-*/ 2>/dev/null | while read -r d; do
+          [ -f "$d/traces.otf2" ] && { echo "${d%/}"; break; }; done)
+fi
+if [ -z "$exp" ] || [ ! -f "$exp/traces.otf2" ]; then
+  log "no trace found (set SCOREP_EXPERIMENT_DIRECTORY); nothing to analyze"
+  exit 0
+fi
+if [ -f "$exp/trace.stat" ] && [ "$exp/trace.stat" -nt "$exp/traces.otf2" ]; then
+  log "$exp is already analyzed"
+  exit 0
+fi
+
+SCOUT=${SCOUT:-scout}
+SCOUT_MPI=${SCOUT_MPI:-scout-mpi}
+# shellcheck disable=SC2086
+if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && command -v "$SCOUT_MPI" >/dev/null; then
+  # one process per traced rank: master-thread locations have ids < 2^32
+  ranks=$(ls "$exp/traces/" | awk -F. '$2 == "evt" && $1 < 4294967296' | wc -l)
+  cmd=(srun --ntasks="$ranks" "$SCOUT_MPI" ${SCOUT_ARGS:-} "$exp")
+else
+  cmd=("$SCOUT" ${SCOUT_ARGS:-} "$exp")
+fi
+log "analyzing $exp: ${cmd[*]}"
+if "${cmd[@]}" > "$exp/scout.log" 2>&1; then
+  log "done: $exp/trace.stat"
+else
+  log "scout failed (exit $?); see $exp/scout.log"
+fi
+exit 0
