@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"syscall"
 
 	"scout/combine"
 	"scout/hpc/mpi"
@@ -108,6 +110,15 @@ func (w mpiWorld) finish() error {
 
 func init() { gob.Register(replay.Violations{}) }
 
+// faultInjection kills this process when SCOUT_FAULT_KILL_RANK names its
+// rank: the tests use it to check that a rank dying mid-analysis fails
+// the whole job and leaves no report behind.
+func faultInjection(rank int) {
+	if v := os.Getenv("SCOUT_FAULT_KILL_RANK"); v != "" && v == strconv.Itoa(rank) {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+}
+
 // wireResult is a location's result as sent to rank 0.
 type wireResult struct {
 	Loc       uint64
@@ -165,6 +176,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	}
 	sort.Slice(mine, func(i, j int) bool { return pl[mine[i]].Thread < pl[mine[j]].Thread })
 	prog.printf("analyzing %d ranks with %d MPI processes", ranks, w.Size())
+	faultInjection(me)
 	var results []wireResult
 	pending := new([]*mpi.Request)
 	world := mpiWorld{c: w, pending: pending}

@@ -96,3 +96,23 @@ func TestNoMPIBuildUnderLauncher(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestMPIRankKilled kills one rank mid-analysis: the job must fail with
+// a message and leave no output files.
+func TestMPIRankKilled(t *testing.T) {
+	bin := buildMPI(t)
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np4")
+	out := t.TempDir()
+	cmd := mpirun(4, bin, "-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir)
+	cmd.Env = append(cmd.Env, "SCOUT_FAULT_KILL_RANK=2")
+	b, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("job with a killed rank succeeded:\n%s", b)
+	}
+	if !strings.Contains(strings.ToLower(string(b)), "signal") && !strings.Contains(string(b), "killed") {
+		t.Errorf("no message about the killed rank:\n%s", b)
+	}
+	if files, _ := os.ReadDir(out); len(files) != 0 {
+		t.Errorf("output left behind: %v", files)
+	}
+}
