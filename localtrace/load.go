@@ -133,8 +133,10 @@ func (b *builder) callpath(parent, region uint32) uint32 {
 	}
 	id := uint32(len(b.t.Callpaths))
 	b.t.Callpaths = append(b.t.Callpaths, Callpath{Region: region, Parent: parent})
-	b.kids = append(b.kids, nil)
+	// Append to the parent's list before growing b.kids: list may
+	// point into b.kids, and growing it would leave list stale.
 	*list = append(*list, id)
+	b.kids = append(b.kids, nil)
 	return id
 }
 

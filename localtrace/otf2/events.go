@@ -126,6 +126,7 @@ func (r *EventReader) Next() (*Event, error) {
 	}
 	ev := &r.ev
 	ev.Attrs = ev.Attrs[:0]
+	ev.Array, ev.ArrayTypes, ev.Payload = ev.Array[:0], ev.ArrayTypes[:0], nil
 	c := &r.c
 	for {
 		if c.p >= len(c.b) {
@@ -229,7 +230,6 @@ func (r *EventReader) decode(t uint8, ev *Event) error {
 		ev.Payload = rec.b
 		return nil
 	}
-	ev.Array, ev.ArrayTypes, ev.Payload = ev.Array[:0], ev.ArrayTypes[:0], nil
 	for i, fs := range spec.Fields {
 		var v uint64
 		switch fs.Kind {

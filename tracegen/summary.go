@@ -1,0 +1,130 @@
+package tracegen
+
+// summary computes the event counts and the expected analysis results in
+// closed form from the phase parameters (see the timelines at
+// iterLength), independently of the event writer.
+func (g *gen) summary() *Summary {
+	s := &Summary{Events: make([]uint64, g.n), Resolution: resolution, Time: map[string][]float64{},
+		Visits: map[string][]uint64{}, Waits: map[string]map[string][]float64{}}
+	gp := g.gap
+	iters := uint64(g.s.Iterations)
+	root := g.regionName(regProgram)
+	main := root + "/main"
+	for r := range g.n {
+		// program, main, MPI_Init with 4 inner records, Comm_rank, Comm_size;
+		// MPI_Finalize with 4 inner records, Leave(main), ProgramEnd.
+		s.Events[r] = 12 + 8
+		s.add(r, root, 2*gp, 1)
+		s.add(r, root+"/main", 5*gp, 1) // plus the idle time in each iteration, below
+		s.add(r, main+"/MPI_Init", 4*gp, 1)
+		s.add(r, main+"/MPI_Comm_rank", gp, 1)
+		s.add(r, main+"/MPI_Comm_size", gp, 1)
+		s.add(r, main+"/MPI_Finalize", 4*gp, 1)
+	}
+	for i := range g.phases {
+		p := &g.phases[i]
+		path := main + "/" + p.Name
+		for r := range g.n {
+			c := p.c[r]
+			s.add(r, path+"/compute", iters*c, iters)
+			var incl uint64 // inclusive time of the phase region per iteration
+			events := uint64(8)
+			switch p.Kind {
+			case Compute:
+				s.add(r, path, iters*2*gp, iters)
+				incl, events = 2*gp+c, 4
+			case LateSender:
+				incl, events = g.lateSender(s, p, r, path)
+			case Ring:
+				left := (r + g.n - 1) % g.n
+				wait := sub(p.c[left], c)
+				s.add(r, path, iters*3*gp, iters)
+				s.add(r, path+"/MPI_Sendrecv", iters*(wait+3*gp), iters)
+				s.wait("mpi_latesender", path+"/MPI_Sendrecv", r, g.n, iters*wait)
+				incl = max(c, p.c[left]) + 6*gp
+			case Allreduce, Barrier:
+				call, metric := "/MPI_Allreduce", "mpi_wait_nxn"
+				if p.Kind == Barrier {
+					call, metric = "/MPI_Barrier", "mpi_barrier_wait"
+				}
+				wait := p.cmax - c
+				s.add(r, path, iters*3*gp, iters)
+				s.add(r, path+call, iters*(wait+2*gp), iters)
+				s.wait(metric, path+call, r, g.n, iters*wait)
+				incl = p.cmax + 5*gp
+			case Bcast:
+				wait := sub(p.c[0], c)
+				s.add(r, path, iters*3*gp, iters)
+				s.add(r, path+"/MPI_Bcast", iters*(wait+2*gp), iters)
+				if r != 0 {
+					s.wait("mpi_latebroadcast", path+"/MPI_Bcast", r, g.n, iters*wait)
+				}
+				incl = max(c, p.c[0]) + 5*gp
+			}
+			s.Events[r] += iters * events
+			s.add(r, main, iters*(p.length-incl), 0)
+		}
+	}
+	return s
+}
+
+// lateSender adds the closed form of a LateSender phase on rank r and
+// returns the phase region's inclusive time and event count per iteration.
+func (g *gen) lateSender(s *Summary, p *phaseInfo, r int, path string) (incl, events uint64) {
+	gp, iters := g.gap, uint64(g.s.Iterations)
+	c0, c1 := p.c[0], p.c[1]
+	switch r {
+	case 0:
+		s.add(r, path, iters*3*gp, iters)
+		s.add(r, path+"/MPI_Send", iters*2*gp, iters)
+		return 5*gp + c0, 7
+	case 1:
+		// MpiRecv at M = max(R+g, S+2g), one gap before the Leave
+		send, recv := 2*gp+c0, 2*gp+c1
+		wait := sub(send, recv)
+		inRecv := max(recv+gp, send+2*gp) - recv + gp
+		s.add(r, path, iters*3*gp, iters)
+		s.add(r, path+"/MPI_Recv", iters*inRecv, iters)
+		s.wait("mpi_latesender", path+"/MPI_Recv", r, g.n, iters*wait)
+		return 2*gp + c1 + inRecv + gp, 7
+	}
+	s.add(r, path, iters*2*gp, iters)
+	return 2*gp + p.c[r], 4
+}
+
+// sub is a - b, or 0 if b >= a.
+func sub(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return 0
+}
+
+// add adds ticks of exclusive time and visits to call path cp of rank r.
+func (s *Summary) add(r int, cp string, ticks, visits uint64) {
+	t, ok := s.Time[cp]
+	if !ok {
+		t = make([]float64, len(s.Events))
+		s.Time[cp] = t
+		s.Visits[cp] = make([]uint64, len(s.Events))
+		s.Callpaths = append(s.Callpaths, cp)
+	}
+	t[r] += float64(ticks) / float64(s.Resolution)
+	s.Visits[cp][r] += visits
+}
+
+// wait adds ticks of waiting time of metric at call path cp of rank r.
+func (s *Summary) wait(metric, cp string, r, n int, ticks uint64) {
+	if ticks == 0 {
+		return
+	}
+	m := s.Waits[metric]
+	if m == nil {
+		m = map[string][]float64{}
+		s.Waits[metric] = m
+	}
+	if m[cp] == nil {
+		m[cp] = make([]float64, n)
+	}
+	m[cp][r] += float64(ticks) / float64(s.Resolution)
+}

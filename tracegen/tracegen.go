@@ -1,0 +1,193 @@
+// Package tracegen writes synthetic Score-P-like OTF2 traces of MPI
+// programs with known wait states, and the closed-form analysis results
+// they must give.
+//
+// A Scenario runs its phases one after the other, each for the same number
+// of iterations, on N ranks (one location each). Every iteration of a
+// phase starts at the same time on all ranks; inside it each rank enters
+// the phase's region, computes (region "compute") for a time that may
+// depend on the rank, and then communicates. Records of one rank are Gap
+// ticks apart unless a rank waits. Timestamps are nanoseconds (timer
+// resolution 1 GHz) and the clocks are synchronous, so the wait states
+// follow from the compute times alone.
+package tracegen
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"scout/localtrace/otf2"
+)
+
+// Kind selects what the ranks do in a phase after computing.
+type Kind int
+
+// Phase kinds.
+const (
+	// Compute: only computation; imbalance shows as different compute times.
+	Compute Kind = iota
+	// LateSender: rank 0 sends a message to rank 1 (MPI_Send, MPI_Recv);
+	// with Delay d, rank 1 waits d per message (Late Sender).
+	LateSender
+	// Ring: every rank calls MPI_Sendrecv, sending to rank+1 and receiving
+	// from rank-1; a receiver whose left neighbour computed longer waits
+	// for it (Late Sender).
+	Ring
+	// Allreduce: MPI_Allreduce over MPI_COMM_WORLD; each rank waits for the
+	// last one to enter (Wait at N x N).
+	Allreduce
+	// Barrier: MPI_Barrier over MPI_COMM_WORLD (Wait at Barrier).
+	Barrier
+	// Bcast: MPI_Bcast from root 0; ranks entering before the root wait
+	// for it (Late Broadcast).
+	Bcast
+	numKinds
+)
+
+var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast"}
+
+// String returns the default region name of the phase kind.
+func (k Kind) String() string {
+	if k < 0 || k >= numKinds {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Phase is one phase of a scenario. Rank r computes, per iteration,
+// Work + r×Imbalance, plus Delay on rank 0, plus a jitter in [0, Jitter)
+// drawn once per phase and rank from the scenario's seed.
+type Phase struct {
+	Kind      Kind
+	Name      string // region name of the phase; default Kind.String()
+	Work      time.Duration
+	Imbalance time.Duration
+	Delay     time.Duration
+	Jitter    time.Duration
+}
+
+// Scenario describes a synthetic trace.
+type Scenario struct {
+	Program    string // program name (program region); default "tracegen"
+	Locations  int    // number of MPI ranks, one location each
+	Iterations int    // iterations of every phase
+	Phases     []Phase
+	Seed       uint64        // seed of the jitter
+	Gap        time.Duration // time between consecutive records; default 1 µs
+	ChunkSize  uint64        // event chunk size; default otf2.DefaultChunkSizeEvents
+	Workers    int           // goroutines writing event files; default GOMAXPROCS
+}
+
+// Summary reports what Generate wrote and what an analysis of the trace
+// must find. Call paths are region names from the root (the program
+// region) joined by "/", e.g. "tracegen/main/late_sender/MPI_Recv".
+type Summary struct {
+	Dir        string   // archive directory (holding traces.otf2)
+	Events     []uint64 // event records per location (numberOfEvents)
+	Resolution uint64   // timer ticks per second
+	Callpaths  []string // every call path, in first-visit order
+	// Time is the exclusive time in seconds per call path and rank;
+	// Visits the number of visits.
+	Time   map[string][]float64
+	Visits map[string][]uint64
+	// Waits holds the wait states per Scalasca metric ("mpi_latesender",
+	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast"), call path
+	// and rank, in seconds. Metrics and call paths without waiting time
+	// are absent.
+	Waits map[string]map[string][]float64
+}
+
+// TotalEvents is the number of event records of all locations.
+func (s *Summary) TotalEvents() uint64 {
+	var n uint64
+	for _, e := range s.Events {
+		n += e
+	}
+	return n
+}
+
+const (
+	startTicks = 1_000_000_000 // time of ProgramBegin
+	resolution = 1_000_000_000 // ticks per second
+	maxRanks   = 1 << 20
+)
+
+// Generate writes the archive of s into dir (dir/traces.otf2,
+// dir/traces.def, dir/traces/) and returns its summary. Event files are
+// streamed with one chunk buffer per worker.
+func Generate(dir string, s Scenario) (*Summary, error) {
+	g, err := newGen(s)
+	if err != nil {
+		return nil, err
+	}
+	aw, err := otf2.CreateArchive(dir, "traces", otf2.Anchor{ChunkSizeEvents: g.s.ChunkSize, Creator: "scout tracegen",
+		Properties: []otf2.Property{{Name: "OTF2::MPI_COMMUNICATION_COMPLETE", Value: "true"}}})
+	if err != nil {
+		return nil, fmt.Errorf("tracegen: %w", err)
+	}
+	sum := g.summary()
+	sum.Dir = dir
+	if err := g.writeEvents(aw, sum.Events); err != nil {
+		return nil, err
+	}
+	if err := aw.WriteGlobalDefs(g.defs()); err != nil {
+		return nil, fmt.Errorf("tracegen: %w", err)
+	}
+	if err := aw.Close(); err != nil {
+		return nil, fmt.Errorf("tracegen: %w", err)
+	}
+	return sum, nil
+}
+
+// writeEvents writes the event and local definition files of all ranks,
+// checking each rank's count against the closed form.
+func (g *gen) writeEvents(aw *otf2.ArchiveWriter, want []uint64) error {
+	workers := g.s.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ranks := make(chan int)
+	errs := make([]error, g.n)
+	var wg sync.WaitGroup
+	for range min(workers, g.n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range ranks {
+				errs[r] = g.writeLocation(aw, r, want[r])
+			}
+		}()
+	}
+	for r := 0; r < g.n; r++ {
+		ranks <- r
+	}
+	close(ranks)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
+	loc := uint64(r)
+	ld := &otf2.LocalDefs{ClockOffsets: []otf2.ClockOffset{{Time: startTicks}, {Time: g.end}}}
+	if err := aw.WriteLocalDefs(loc, ld); err != nil {
+		return fmt.Errorf("tracegen: %w", err)
+	}
+	w, err := aw.CreateEvents(loc)
+	if err != nil {
+		return fmt.Errorf("tracegen: %w", err)
+	}
+	err = g.rank(w, r)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("tracegen: rank %d: %w", r, err)
+	}
+	if w.Count() != want {
+		return fmt.Errorf("tracegen: rank %d: wrote %d events, the closed form says %d (generator bug)", r, w.Count(), want)
+	}
+	return nil
+}
