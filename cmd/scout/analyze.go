@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"scout/combine"
+	"scout/hpc"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
@@ -78,8 +81,8 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 			prog.printf("analyzed %d/%d locations", k, n)
 		}
 	}
-	err = runInProcess(len(masters), func(w replay.World) error {
-		r, err := analyzeRank(a, defs, env, masters[w.Rank()], w)
+	err = hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+		r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
 		if err != nil {
 			return err
 		}
@@ -87,7 +90,7 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, explainDeadlock(err)
 	}
 	if err := forEach(others, o.jobs, func(loc uint64) error {
 		r, err := profileOnly(a, defs, loc)
@@ -234,3 +237,40 @@ func forEach(items []uint64, jobs int, fn func(uint64) error) error {
 	wg.Wait()
 	return first
 }
+
+// explainDeadlock turns the ranks' errors of a deadlocked replay into one
+// message with one line per rank: where its replay stopped and what it
+// waits for. Other errors are returned unchanged.
+func explainDeadlock(err error) error {
+	if !errors.Is(err, hpc.ErrDeadlock) {
+		return err
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var b strings.Builder
+	b.WriteString("the replay deadlocked: the trace's communication cannot be matched (is a location's trace truncated or damaged?)")
+	for _, e := range errs {
+		msg := e.Error()
+		if i := strings.Index(msg, "hpc: deadlock: "); i >= 0 {
+			state := msg[i+len("hpc: deadlock: "):]
+			if j := strings.Index(state, "; "); j >= 0 {
+				state = state[:j]
+			}
+			msg = msg[:i] + state
+		}
+		b.WriteString("\n  " + msg)
+	}
+	return &deadlockError{msg: b.String(), err: err}
+}
+
+type deadlockError struct {
+	msg string
+	err error
+}
+
+func (e *deadlockError) Error() string { return e.msg }
+func (e *deadlockError) Unwrap() error { return e.err }

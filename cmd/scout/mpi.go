@@ -22,92 +22,6 @@ import (
 // mpiBuild tells whether this binary can run under mpirun.
 const mpiBuild = true
 
-// mpiWorld adapts an MPI communicator to the replay's Comm: sends are
-// non-blocking, with their buffers released as they complete.
-type mpiWorld struct {
-	c       *mpi.Comm
-	pending *[]*mpi.Request
-}
-
-func (w mpiWorld) Rank() int { return w.c.Rank() }
-func (w mpiWorld) Size() int { return w.c.Size() }
-
-func (w mpiWorld) Send(dest, tag int, data []byte) error {
-	r, err := w.c.Isend(dest, tag, data)
-	if err != nil {
-		return err
-	}
-	*w.pending = append(*w.pending, r)
-	return w.reap()
-}
-
-// reap releases the sends that completed.
-func (w mpiWorld) reap() error {
-	p := (*w.pending)[:0]
-	for _, r := range *w.pending {
-		done, err := r.Test()
-		if err != nil {
-			return err
-		}
-		if !done {
-			p = append(p, r)
-		}
-	}
-	*w.pending = p
-	return nil
-}
-
-func (w mpiWorld) Recv(src, tag int) ([]byte, error) {
-	if err := w.reap(); err != nil {
-		return nil, err
-	}
-	return w.c.Recv(src, tag)
-}
-
-func (w mpiWorld) MaxLoc(v replay.TimeRank) (replay.TimeRank, error) {
-	r, err := w.c.MaxLoc(mpi.TimeRank(v))
-	return replay.TimeRank(r), err
-}
-
-func (w mpiWorld) MinLoc(v replay.TimeRank) (replay.TimeRank, error) {
-	r, err := w.c.MinLoc(mpi.TimeRank(v))
-	return replay.TimeRank(r), err
-}
-
-func (w mpiWorld) ScanMaxLoc(v replay.TimeRank) (replay.TimeRank, error) {
-	r, err := w.c.ScanMaxLoc(mpi.TimeRank(v))
-	return replay.TimeRank(r), err
-}
-
-func (w mpiWorld) Bcast(root int, v float64) (float64, error) { return w.c.BcastFloat64(root, v) }
-
-func (w mpiWorld) Create(members []int) (replay.Comm, error) {
-	c, err := w.c.Create(members)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	return mpiWorld{c: c, pending: w.pending}, nil
-}
-
-// finish waits for the remaining sends; those never received (their
-// receive was not recorded) are cancelled.
-func (w mpiWorld) finish() error {
-	if err := w.c.Barrier(); err != nil {
-		return err
-	}
-	for _, r := range *w.pending {
-		if done, err := r.Test(); err != nil {
-			return err
-		} else if !done {
-			if err := r.Cancel(); err != nil {
-				return err
-			}
-		}
-	}
-	*w.pending = nil
-	return nil
-}
-
 func init() { gob.Register(replay.Violations{}) }
 
 // faultInjection kills this process when SCOUT_FAULT_KILL_RANK names its
@@ -178,8 +92,8 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	prog.printf("analyzing %d ranks with %d MPI processes", ranks, w.Size())
 	faultInjection(me)
 	var results []wireResult
-	pending := new([]*mpi.Request)
-	world := mpiWorld{c: w, pending: pending}
+	h := w.Comm()
+	world := replay.OverHPC(h)
 	for k, loc := range mine {
 		var r locResult
 		if k == 0 {
@@ -192,7 +106,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		}
 		results = append(results, wireResult{r.loc, r.callpaths, r.events, r.values, r.ccv, r.instances})
 	}
-	if err := world.finish(); err != nil {
+	if err := h.Finish(); err != nil {
 		return fail(err)
 	}
 	var buf bytes.Buffer

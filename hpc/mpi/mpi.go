@@ -378,7 +378,7 @@ func (c *Comm) Gather(root int, data []byte) ([][]byte, error) {
 		total += int(k)
 	}
 	recv := make([]byte, total+1)
-	send := append(data, 0) // never empty, for the pointer
+	send := append(append(make([]byte, 0, len(data)+1), data...), 0) // never empty, for the pointer
 	if err := check("MPI_Gatherv", C.MPI_Gatherv(unsafe.Pointer(&send[0]), n, C.scout_byte(),
 		unsafe.Pointer(&recv[0]), &counts[0], &displs[0], C.scout_byte(), C.int(root), c.c)); err != nil {
 		return nil, err
