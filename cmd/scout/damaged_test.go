@@ -91,7 +91,9 @@ func TestUnmatchedMessage(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	var stderr bytes.Buffer
-	go func() { done <- run([]string{"-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir}, io.Discard, &stderr) }()
+	go func() {
+		done <- run([]string{"-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir}, io.Discard, &stderr)
+	}()
 	var err error
 	select {
 	case err = <-done:

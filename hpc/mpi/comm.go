@@ -216,7 +216,9 @@ func (h *HPC) reduce(kind, root int, op hpc.Op, v hpc.Vector) (hpc.Vector, error
 		}
 		return nil
 	}
-	bad := func() error { return fmt.Errorf("%s: %s: operation %v does not apply to %T", h.name, reduceNames[kind], op, v) }
+	bad := func() error {
+		return fmt.Errorf("%s: %s: operation %v does not apply to %T", h.name, reduceNames[kind], op, v)
+	}
 	switch x := v.(type) {
 	case hpc.Float64s:
 		if op != hpc.Sum && op != hpc.Max && op != hpc.Min {
