@@ -30,12 +30,19 @@ func exitCode(err error) int {
 }
 
 const usageText = `Usage: scout [flags] TRACE
+       scout tracegen [flags]    write a synthetic trace (scout tracegen -h)
 
 Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
 directory holding it) of an MPI program for wait states.
 
 Flags:
 `
+
+// subcommands are the commands other than the analysis; a trace whose
+// path equals one of their names can be given as ./NAME.
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"tracegen": runTracegen,
+}
 
 // options are the analysis command's settings.
 type options struct {
@@ -47,6 +54,11 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(args[1:], stdout, stderr)
+		}
+	}
 	fs := pflag.NewFlagSet("scout", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options

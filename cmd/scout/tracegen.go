@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"scout/tracegen"
+)
+
+const tracegenUsage = `Usage: scout tracegen [flags]
+
+Writes a synthetic OTF2 trace of an MPI program whose wait states are
+known in closed form. Without phase flags it writes a default scenario
+with one phase of every kind. A phase is KIND[:key=value,...] with keys
+work, imbalance (added per rank: rank r computes work + r*imbalance),
+delay (extra work of rank 0), jitter (seeded random extra work) and name.
+Kinds: %s.
+
+Example:
+  scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
+  scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
+
+Flags:
+`
+
+// runTracegen is the "scout tracegen" subcommand.
+func runTracegen(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("scout tracegen", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.StringP("output", "o", "", "write the archive into `DIR` (required; created if missing)")
+	ranks := fs.IntP("ranks", "n", 0, "number of MPI ranks (locations) (default 4)")
+	iters := fs.IntP("iterations", "i", 0, "iterations of every phase (default 3)")
+	events := fs.Uint64("events", 0, "choose the iterations so that the trace has at least `N` events in total")
+	var phases []string
+	fs.StringArrayVarP(&phases, "phase", "p", nil, "add a phase `KIND[:key=value,...]` (repeatable, in order)")
+	scenario := fs.String("scenario", "", "read the scenario from `FILE` (lines: program, ranks, iterations, seed, gap, phase)")
+	seed := fs.Uint64("seed", 0, "seed of the jitter (default 1)")
+	program := fs.String("program", "", "program name, the root of every call path (default tracegen)")
+	expect := fs.String("expect", "", "write the closed-form analysis results as CSV to `FILE` (- for stdout)")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
+	help := fs.BoolP("help", "h", false, "show this help")
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, tracegenUsage, strings.Join(tracegen.KindNames(), ", "))
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fs.Usage = func() { usage(stderr) }
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if *help {
+		usage(stdout)
+		return nil
+	}
+	if fs.NArg() != 0 {
+		return usageError{fmt.Sprintf("tracegen takes no arguments, got %q", fs.Args())}
+	}
+	if *out == "" {
+		return usageError{"tracegen: -o DIR is required"}
+	}
+	s := tracegen.DefaultScenario()
+	if *scenario != "" {
+		f, err := os.Open(*scenario)
+		if err != nil {
+			return err
+		}
+		s, err = tracegen.ParseScenario(f, *scenario)
+		f.Close()
+		if err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	if len(phases) > 0 {
+		s.Phases = nil
+		for _, p := range phases {
+			ph, err := tracegen.ParsePhase(p)
+			if err != nil {
+				return usageError{"--phase: " + err.Error()}
+			}
+			s.Phases = append(s.Phases, ph)
+		}
+	}
+	if fs.Changed("ranks") || s.Locations == 0 {
+		s.Locations = *ranks
+		if s.Locations == 0 {
+			s.Locations = 4
+		}
+	}
+	if fs.Changed("iterations") || s.Iterations == 0 {
+		s.Iterations = *iters
+		if s.Iterations == 0 {
+			s.Iterations = 3
+		}
+	}
+	if fs.Changed("seed") {
+		s.Seed = *seed
+	}
+	if *program != "" {
+		s.Program = *program
+	}
+	if *events > 0 {
+		if fs.Changed("iterations") {
+			return usageError{"--events and --iterations exclude each other"}
+		}
+		it, err := tracegen.IterationsFor(s, *events)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		s.Iterations = it
+	}
+	prog := newProgress(stderr, *quiet)
+	if n, err := tracegen.CountEvents(s); err != nil {
+		return usageError{err.Error()}
+	} else {
+		prog.printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
+	}
+	start := time.Now()
+	sum, err := tracegen.Generate(*out, s)
+	if err != nil {
+		return err
+	}
+	el := time.Since(start).Seconds()
+	prog.printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
+	if *expect != "" {
+		if err := writeOutput(*expect, stdout, sum.WriteCSV); err != nil {
+			return fmt.Errorf("writing closed-form results: %w", err)
+		}
+		prog.printf("wrote closed-form results to %s", *expect)
+	}
+	return nil
+}
