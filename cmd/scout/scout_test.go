@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -185,4 +186,28 @@ func TestStatisticsMatchReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkAnalyzeGenerated runs the whole in-process analysis on a
+// generated 4-rank trace of about 5 M events with every kind of phase,
+// and reports events/s overall and per location.
+func BenchmarkAnalyzeGenerated(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "trace")
+	args := []string{"tracegen", "-q", "-o", dir, "--ranks", "4", "--events", "5000000",
+		"--phase", "compute:imbalance=1ms", "--phase", "late_sender:delay=1ms", "--phase", "ring:jitter=1ms",
+		"--phase", "allreduce:imbalance=1ms", "--phase", "barrier:jitter=1ms", "--phase", "bcast:delay=1ms"}
+	if err := run(args, io.Discard, io.Discard); err != nil {
+		b.Fatal(err)
+	}
+	var events int
+	for b.Loop() {
+		rep, err := analyze(options{trace: dir, quiet: true}, newProgress(&bytes.Buffer{}, true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = rep.Events
+	}
+	rate := float64(events) * float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(rate/4, "events/s/location")
 }
