@@ -24,6 +24,9 @@ const wrongOrderCapacity = 100
 // message's size.
 type wrongOrder struct {
 	buf []LateSenderInfo
+	// maxSend bounds the send times in buf from above, so that most
+	// receives need not scan it.
+	maxSend float64
 }
 
 func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
@@ -32,11 +35,16 @@ func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
 		if len(p.buf) == wrongOrderCapacity {
 			p.buf = p.buf[1:]
 		}
-		p.buf = append(p.buf, *c.Aux.(*LateSenderInfo))
+		in := c.Aux.(*LateSenderInfo)
+		p.buf = append(p.buf, *in)
+		p.maxSend = max(p.maxSend, in.SendTime)
 		return nil
 	})
 	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
 		cur := c.Remote[replay.RoleSend].Time
+		if len(p.buf) == 0 || p.maxSend <= cur {
+			return nil // no remembered instance was sent later
+		}
 		m := c.Trace.Message(c.Index)
 		src := worldRank(c, m.Comm, int(m.Peer))
 		kept := p.buf[:0]
@@ -49,6 +57,10 @@ func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
 			}
 		}
 		p.buf = kept
+		p.maxSend = 0
+		for _, it := range kept {
+			p.maxSend = max(p.maxSend, it.SendTime)
+		}
 		for i := range found {
 			it := &found[i]
 			cp := c.Callpath(it.Recv)

@@ -182,6 +182,11 @@ func merge(defs *otf2.Defs, pl map[uint64]localtrace.Placement, results []locRes
 		return nil, 0, err
 	}
 	rep := combine.New(defs, tree, pl, patterns.Catalog)
+	ninst := 0
+	for _, r := range results {
+		ninst += len(r.instances)
+	}
+	rep.Instances = make([]patterns.Instance, 0, ninst)
 	for i, r := range results {
 		res := combine.Result{Location: r.loc, Values: map[string][]float64{}}
 		for m, local := range r.values {
