@@ -188,23 +188,30 @@ func merge(defs *otf2.Defs, pl map[uint64]localtrace.Placement, results []locRes
 	}
 	rep.Instances = make([]patterns.Instance, 0, ninst)
 	for i, r := range results {
-		res := combine.Result{Location: r.loc, Values: map[string][]float64{}}
-		for m, local := range r.values {
-			g := make([]float64, len(tree.Nodes))
-			for l, v := range local {
-				g[maps[i][l]] += v
-			}
-			res.Values[m] = g
-		}
-		if err := rep.Add(res); err != nil {
+		if err := rep.Add(toGlobal(r, maps[i], len(tree.Nodes))); err != nil {
 			return nil, 0, err
 		}
-		for _, in := range r.instances {
-			in.Callpath = maps[i][in.Callpath]
-			rep.Instances = append(rep.Instances, in)
-		}
+		rep.Instances = append(rep.Instances, r.instances...)
 	}
 	return rep, events, nil
+}
+
+// toGlobal maps a location's values and instances to the global call
+// paths (m maps its local call paths to global ones, of which there are
+// n). The instances are mapped in place.
+func toGlobal(r locResult, m []uint32, n int) combine.Result {
+	res := combine.Result{Location: r.loc, Values: make(map[string][]float64, len(r.values))}
+	for metric, local := range r.values {
+		g := make([]float64, n)
+		for l, v := range local {
+			g[m[l]] += v
+		}
+		res.Values[metric] = g
+	}
+	for i := range r.instances {
+		r.instances[i].Callpath = m[r.instances[i].Callpath]
+	}
+	return res
 }
 
 // forEach runs fn on every item with at most jobs at once (default: CPUs)

@@ -17,6 +17,7 @@ import (
 	"scout/localtrace/otf2"
 	"scout/patterns"
 	"scout/replay"
+	"scout/unify"
 )
 
 // mpiBuild tells whether this binary can run under mpirun.
@@ -33,12 +34,11 @@ func faultInjection(rank int) {
 	}
 }
 
-// wireResult is a location's result as sent to rank 0.
+// wireResult is a location's result as sent to rank 0, with global call
+// paths.
 type wireResult struct {
-	Loc       uint64
-	Callpaths []localtrace.Callpath
+	Result    combine.Result
 	Events    int
-	Values    map[string][]float64
 	CCV       replay.Violations
 	Instances []patterns.Instance
 }
@@ -91,7 +91,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	sort.Slice(mine, func(i, j int) bool { return pl[mine[i]].Thread < pl[mine[j]].Thread })
 	prog.printf("analyzing %d ranks with %d MPI processes", ranks, w.Size())
 	faultInjection(me)
-	var results []wireResult
+	var results []locResult
 	h := w.Comm()
 	world := replay.OverHPC(h)
 	for k, loc := range mine {
@@ -104,13 +104,35 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		if err != nil {
 			return fail(err)
 		}
-		results = append(results, wireResult{r.loc, r.callpaths, r.events, r.values, r.ccv, r.instances})
+		results = append(results, r)
 	}
 	if err := h.Finish(); err != nil {
 		return fail(err)
 	}
+	// Unify the call trees in parallel: this process's locations first,
+	// then a reduction over the processes.
+	locals := make([][]localtrace.Callpath, len(results))
+	for i, r := range results {
+		locals[i] = r.callpaths
+	}
+	mineTree, _, err := unify.Unify(locals)
+	if err != nil {
+		return fail(err)
+	}
+	tree, err := unify.Reduce(h, mineTree)
+	if err != nil {
+		return fail(err)
+	}
+	wire := make([]wireResult, len(results))
+	for i, r := range results {
+		m, err := tree.MapLocal(r.callpaths)
+		if err != nil {
+			return fail(err)
+		}
+		wire[i] = wireResult{toGlobal(r, m, len(tree.Nodes)), r.events, r.ccv, r.instances}
+	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(results); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(wire); err != nil {
 		return fail(err)
 	}
 	parts, err := w.Gather(0, buf.Bytes())
@@ -120,20 +142,22 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	if me != 0 {
 		return nil, nil
 	}
-	var all []locResult
-	for _, p := range parts {
+	rep := combine.New(defs, tree, pl, patterns.Catalog)
+	var all []locResult // for the clock-condition summary
+	events := 0
+	for p, part := range parts {
 		var rs []wireResult
-		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&rs); err != nil {
-			return fail(fmt.Errorf("decoding results: %w", err))
+		if err := gob.NewDecoder(bytes.NewReader(part)).Decode(&rs); err != nil {
+			return fail(fmt.Errorf("decoding the results of rank %d: %w", p, err))
 		}
 		for _, r := range rs {
-			all = append(all, locResult{loc: r.Loc, callpaths: r.Callpaths, events: r.Events, values: r.Values, ccv: r.CCV, instances: r.Instances})
+			if err := rep.Add(r.Result); err != nil {
+				return fail(err)
+			}
+			rep.Instances = append(rep.Instances, r.Instances...)
+			events += r.Events
+			all = append(all, locResult{loc: r.Result.Location, ccv: r.CCV})
 		}
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].loc < all[j].loc })
-	rep, events, err := merge(defs, pl, all)
-	if err != nil {
-		return fail(err)
 	}
 	rep.Events = events
 	warnCCV(prog, all)
