@@ -14,11 +14,11 @@ import (
 	"scout/localtrace/otf2"
 )
 
-// dropFirstSend rewrites location loc's event file in dir without its
-// first MPI_SEND record, and fixes the location's event count in the
-// global definitions, so that the archive reads cleanly but one receive
-// can never be matched.
-func dropFirstSend(t *testing.T, dir string, loc uint64) {
+// rewriteEvents rewrites location loc's event file in dir: edit gets
+// every raw event (local ids, uncorrected time) and writes what should
+// take its place. The location's event count in the global definitions
+// is updated, so that the archive stays consistent.
+func rewriteEvents(t testing.TB, dir string, loc uint64, edit func(ev *otf2.Event, w *otf2.EventWriter) error) {
 	t.Helper()
 	a, err := otf2.Open(dir)
 	if err != nil {
@@ -28,7 +28,7 @@ func dropFirstSend(t *testing.T, dir string, loc uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := a.OpenEvents(loc, nil) // raw: local ids, uncorrected time
+	r, err := a.OpenEvents(loc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,6 @@ func dropFirstSend(t *testing.T, dir string, loc uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped := false
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -46,20 +45,13 @@ func dropFirstSend(t *testing.T, dir string, loc uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == otf2.EvMpiSend && !dropped {
-			dropped = true
-			continue
-		}
-		if err := w.Write(ev); err != nil {
+		if err := edit(ev, w); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.Close()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if !dropped {
-		t.Fatalf("location %d sends no message", loc)
 	}
 	if err := os.WriteFile(a.EventPath(loc), out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -75,6 +67,23 @@ func dropFirstSend(t *testing.T, dir string, loc uint64) {
 	}
 	if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// dropFirstSend removes location loc's first MPI_SEND record, so that
+// the archive reads cleanly but one receive can never be matched.
+func dropFirstSend(t *testing.T, dir string, loc uint64) {
+	t.Helper()
+	dropped := false
+	rewriteEvents(t, dir, loc, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if ev.Type == otf2.EvMpiSend && !dropped {
+			dropped = true
+			return nil
+		}
+		return w.Write(ev)
+	})
+	if !dropped {
+		t.Fatalf("location %d sends no message", loc)
 	}
 }
 

@@ -4,11 +4,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"scout/combine"
@@ -130,6 +132,20 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 			return fail(err)
 		}
 		wire[i] = wireResult{toGlobal(r, m, len(tree.Nodes)), r.events, r.ccv, r.instances}
+	}
+	// Peak memory of every process, for the progress report.
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	rss, err := h.Gather(0, binary.LittleEndian.AppendUint64(nil, uint64(ru.Maxrss)<<10))
+	if err != nil {
+		return fail(err)
+	}
+	if me == 0 {
+		var b strings.Builder
+		for r, v := range rss {
+			fmt.Fprintf(&b, " %d:%.1f", r, float64(binary.LittleEndian.Uint64(v))/(1<<20))
+		}
+		prog.printf("peak memory per process before combining (rank:MiB):%s", b.String())
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(wire); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,5 +115,82 @@ func TestMPIRankKilled(t *testing.T) {
 	}
 	if files, _ := os.ReadDir(out); len(files) != 0 {
 		t.Errorf("output left behind: %v", files)
+	}
+}
+
+// peakRSS runs the MPI version on trace and returns every process's peak
+// memory in MiB, as its progress report gives it.
+func peakRSS(t *testing.T, bin, trace string, np int) []float64 {
+	t.Helper()
+	tmp := t.TempDir()
+	b, err := mpirun(np, bin, "-o", tmp, trace).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	_, line, ok := strings.Cut(string(b), "peak memory per process before combining (rank:MiB):")
+	if !ok {
+		t.Fatalf("no memory report in the output:\n%s", b)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	rss := make([]float64, np)
+	for _, f := range strings.Fields(line) {
+		r, v, _ := strings.Cut(f, ":")
+		i, err1 := strconv.Atoi(r)
+		x, err2 := strconv.ParseFloat(v, 64)
+		if err1 != nil || err2 != nil || i < 0 || i >= np {
+			t.Fatalf("bad memory report %q", line)
+		}
+		rss[i] = x
+	}
+	return rss
+}
+
+// TestMPIMemoryPerRank: with one process per rank, a process's memory
+// follows its own rank's trace, not the whole trace. Rank 2 of a
+// generated trace gets 10× the events of the others; the other ranks'
+// peak memory must stay as in the balanced trace.
+func TestMPIMemoryPerRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 4.5 M-event trace")
+	}
+	bin := buildMPI(t)
+	dir := t.TempDir()
+	balanced, skewed := filepath.Join(dir, "balanced"), filepath.Join(dir, "skewed")
+	for _, d := range []string{balanced, skewed} {
+		args := []string{"tracegen", "-q", "-o", d, "--ranks", "4", "--events", "1200000", "--phase", "ring:jitter=1ms", "--phase", "allreduce"}
+		if err := run(args, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rank 2 enters its first region 1.5 M extra times at once: 3 M more events.
+	const extra = 1_500_000
+	inserted := false
+	rewriteEvents(t, skewed, 2, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if ev.Type == otf2.EvEnter && !inserted {
+			inserted = true
+			for range extra {
+				if err := w.Enter(ev.Time, uint32(ev.Args[0])); err != nil {
+					return err
+				}
+				if err := w.Leave(ev.Time, uint32(ev.Args[0])); err != nil {
+					return err
+				}
+			}
+		}
+		return w.Write(ev)
+	})
+	base := peakRSS(t, bin, balanced, 4)
+	skew := peakRSS(t, bin, skewed, 4)
+	t.Logf("peak MiB per rank: balanced %v, rank 2 with 10x events %v", base, skew)
+	for r := range 4 {
+		if r == 2 {
+			continue
+		}
+		if skew[r] > base[r]*1.25+8 {
+			t.Errorf("rank %d: %.1f MiB with a heavier rank 2, %.1f MiB without: memory follows the total trace", r, skew[r], base[r])
+		}
+	}
+	if skew[2] < base[2]+40 {
+		t.Errorf("rank 2: %.1f MiB with 3 M more events, %.1f MiB before: the measurement cannot see the difference", skew[2], base[2])
 	}
 }
