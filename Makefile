@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -18,6 +18,7 @@ help:
 	@echo "make test    vet, staticcheck and the full test suite"
 	@echo "make bench   benchmarks (decode speed, bytes/event)"
 	@echo "make fuzz    run each fuzz target for FUZZTIME (default 30s)"
+	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
@@ -54,5 +55,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime $(FUZZTIME) ./localtrace/otf2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeDefs -fuzztime $(FUZZTIME) ./localtrace/otf2/
 
+# Weak scaling: 2…64 locations with a fixed number of events per location.
+scaling:
+	$(GO) run ./cmd/scaling -o scaling $(if $(MPI),--mpi)
+
 clean:
-	rm -rf bin scout-demo
+	rm -rf bin scout-demo scaling

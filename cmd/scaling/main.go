@@ -1,0 +1,199 @@
+// Command scaling runs a weak-scaling experiment: it generates synthetic
+// traces with a fixed number of events per location for a range of
+// location counts, analyzes each with scout, and prints a table of wall
+// time, throughput and peak memory, plus an SVG plot of time against
+// locations.
+//
+//	go run ./cmd/scaling [-o DIR] [--locations 2,4,...,64] [--events-per-location N] [--mpi]
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"scout/localtrace/otf2"
+)
+
+type point struct {
+	locations int
+	events    uint64
+	seconds   float64
+	rssMiB    float64
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "scaling: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("scaling", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.StringP("output", "o", "scaling", "write traces, table and plot into `DIR`")
+	locs := fs.String("locations", "2,4,8,16,32,64", "comma-separated location counts")
+	perLoc := fs.Uint64("events-per-location", 250_000, "events per location (weak scaling)")
+	scout := fs.String("scout", "", "scout binary (default: build it into DIR)")
+	useMPI := fs.Bool("mpi", false, "run the MPI version under mpirun with one process per location")
+	keep := fs.Bool("keep", false, "keep the generated traces")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var counts []int
+	for _, f := range strings.Split(*locs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return fmt.Errorf("--locations: bad count %q (need integers ≥ 2)", f)
+		}
+		counts = append(counts, n)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	bin := *scout
+	if bin == "" {
+		bin = filepath.Join(*out, "scout")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/scout")
+		if *useMPI {
+			build = exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./cmd/scout")
+		}
+		build.Stderr = stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building scout: %w", err)
+		}
+	}
+	var pts []point
+	fmt.Fprintf(stdout, "%10s %12s %10s %14s %16s %12s\n", "locations", "events", "time [s]", "events/s", "events/s/loc", "peak [MiB]")
+	for _, n := range counts {
+		trace := filepath.Join(*out, fmt.Sprintf("trace-%d", n))
+		gen := exec.Command(bin, "tracegen", "-q", "-o", trace, "--ranks", strconv.Itoa(n),
+			"--events", strconv.FormatUint(*perLoc*uint64(n), 10), "--seed", "1",
+			"--phase", "compute:imbalance=10us,jitter=50us", "--phase", "ring:jitter=100us",
+			"--phase", "late_sender:delay=20us", "--phase", "allreduce:jitter=50us", "--phase", "barrier")
+		gen.Stderr = stderr
+		if err := gen.Run(); err != nil {
+			return fmt.Errorf("generating %d locations: %w", n, err)
+		}
+		events, err := countEvents(trace)
+		if err != nil {
+			return err
+		}
+		var cmd *exec.Cmd
+		if *useMPI {
+			cmd = exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin, "-q", "-o", trace, trace)
+		} else {
+			cmd = exec.Command(bin, "-q", "-o", trace, trace)
+		}
+		cmd.Stderr = stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("analyzing %d locations: %w", n, err)
+		}
+		p := point{locations: n, events: events, seconds: time.Since(start).Seconds()}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			p.rssMiB = float64(ru.Maxrss) / 1024 // the largest process's peak (children: mpirun's largest)
+		}
+		pts = append(pts, p)
+		fmt.Fprintf(stdout, "%10d %12d %10.2f %14.3g %16.3g %12.1f\n", n, events, p.seconds, float64(events)/p.seconds,
+			float64(events)/p.seconds/float64(n), p.rssMiB)
+		if !*keep {
+			os.RemoveAll(trace)
+		}
+	}
+	if err := writeTable(filepath.Join(*out, "scaling.csv"), pts); err != nil {
+		return err
+	}
+	svg := filepath.Join(*out, "scaling.svg")
+	if err := os.WriteFile(svg, plot(pts, *useMPI), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(*out, "scaling.csv"), svg)
+	return nil
+}
+
+// countEvents sums the locations' numberOfEvents of a trace.
+func countEvents(trace string) (uint64, error) {
+	a, err := otf2.Open(trace)
+	if err != nil {
+		return 0, err
+	}
+	defs, err := a.ReadGlobalDefs()
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, l := range defs.Locations {
+		n += l.NumEvents
+	}
+	return n, nil
+}
+
+func writeTable(path string, pts []point) error {
+	var b strings.Builder
+	b.WriteString("locations,events,seconds,events_per_second,peak_rss_mib\n")
+	for _, p := range pts {
+		fmt.Fprintf(&b, "%d,%d,%.4f,%.0f,%.1f\n", p.locations, p.events, p.seconds, float64(p.events)/p.seconds, p.rssMiB)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// plot draws wall time against locations (log2 x axis) as SVG.
+func plot(pts []point, mpi bool) []byte {
+	const w, h, left, right, top, bottom = 640.0, 400.0, 70.0, 20.0, 40.0, 50.0
+	if len(pts) == 0 {
+		return nil
+	}
+	maxT := 0.0
+	for _, p := range pts {
+		maxT = max(maxT, p.seconds)
+	}
+	maxT *= 1.1
+	x := func(i int) float64 {
+		if len(pts) == 1 {
+			return left + (w-left-right)/2
+		}
+		return left + float64(i)*(w-left-right)/float64(len(pts)-1)
+	}
+	y := func(t float64) float64 { return h - bottom - t/maxT*(h-top-bottom) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	mode := "in-process"
+	if mpi {
+		mode = "mpirun, one process per location"
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" text-anchor="middle" font-size="14">scout weak scaling (%d events per location, %s)</text>`+"\n",
+		w/2, pts[0].events/uint64(pts[0].locations), mode)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
+	for k := 0; k <= 4; k++ {
+		t := maxT * float64(k) / 4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left-6, y(t)+4, t)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(t), w-right, y(t))
+	}
+	var path strings.Builder
+	for i, p := range pts {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(i), h-bottom+18, p.locations)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="#1f77b4"/>`+"\n", x(i), y(p.seconds))
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, x(i), y(p.seconds))
+	}
+	fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`+"\n", strings.TrimSpace(path.String()))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">locations</text>`+"\n", (left+w-right)/2, h-12)
+	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">wall time [s]</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
