@@ -1,0 +1,332 @@
+package combine
+
+import (
+	"sort"
+	"strings"
+
+	"scout/localtrace"
+	"scout/unify"
+)
+
+// Profile is a dense table of metric values over a call tree and a set of
+// locations. Values are call-path exclusive and metric inclusive, like the
+// CSV output.
+type Profile struct {
+	// Callpaths is the call tree; a parent precedes its children.
+	Callpaths []Callpath
+	// Locations gives the rank and thread of each location column.
+	Locations []localtrace.Placement
+	// Values maps a metric's unique name to its values indexed
+	// [call path][location]. A nil row stands for a call path whose values
+	// are all zero; a missing metric is zero everywhere.
+	Values map[string][][]float64
+}
+
+// Callpath is one node of a Profile's call tree.
+type Callpath struct {
+	Parent int // index of the parent call path, -1 for a root
+	Region RegionInfo
+}
+
+// Derived is the derived metric tree of a Profile with its values.
+type Derived struct {
+	// Metrics lists the metrics that exist for the profile, in report
+	// (preorder) order.
+	Metrics []MetricDef
+	// Values holds each metric's values indexed [call path][location],
+	// with the Profile's conventions. Copied metrics share the rows of the
+	// input profile.
+	Values map[string][][]float64
+}
+
+// Derive computes Scalasca's user-facing metric tree (what `square`, i.e.
+// cube_remap2 with scout.spec, makes of scout's report) from the metrics
+// the analysis computes.
+//
+// A metric exists when the paradigm it describes occurs among the call
+// paths' callee regions (the MPI metrics need an MPI region, OpenMP ones an
+// OpenMP region, and so on); time, execution, computation, overhead, visits
+// and the imbalance metrics always exist. Copied metrics absent from the
+// profile are zero. OpenMP idle-thread time is not derived, so execution
+// equals time outside measurement overhead.
+func Derive(p *Profile) *Derived {
+	d := &deriver{p: p, nloc: len(p.Locations), out: map[string][][]float64{}}
+	d.classes = make([]class, len(p.Callpaths))
+	for i, cp := range p.Callpaths {
+		d.classes[i] = classify(cp.Region)
+		d.present |= d.classes[i]
+	}
+	res := &Derived{Values: d.out}
+	for _, m := range metricTree {
+		if d.exists(m) {
+			res.Metrics = append(res.Metrics, m)
+			d.get(m.Unique)
+		}
+	}
+	return res
+}
+
+type deriver struct {
+	p       *Profile
+	nloc    int
+	classes []class // per call path
+	present class   // union of classes: the paradigm flags
+	out     map[string][][]float64
+}
+
+func (d *deriver) exists(m MetricDef) bool { return m.needs == 0 || d.present&m.needs != 0 }
+
+// get returns the values of metric name, computing them on first use; nil
+// for a metric that does not exist or is not in the tree.
+func (d *deriver) get(name string) [][]float64 {
+	if v, ok := d.out[name]; ok {
+		return v
+	}
+	i, ok := metricIndex[name]
+	if !ok || !d.exists(metricTree[i]) {
+		return nil
+	}
+	m := metricTree[i]
+	var v [][]float64
+	switch m.Origin {
+	case Copied:
+		v = d.p.Values[name]
+		if v == nil {
+			v = make([][]float64, len(d.p.Callpaths))
+		}
+	case Masked:
+		v = make([][]float64, len(d.p.Callpaths))
+		terms := d.resolve(m.terms)
+		for cp := range v {
+			if d.classes[cp]&m.mask != 0 {
+				v[cp] = d.sum(terms, cp)
+			}
+		}
+	case Summed:
+		v = make([][]float64, len(d.p.Callpaths))
+		terms := d.resolve(m.terms)
+		for cp := range v {
+			v[cp] = d.sum(terms, cp)
+		}
+	case Remapped:
+		d.imbalance()
+		return d.out[name]
+	}
+	d.out[name] = v
+	return v
+}
+
+// term is a resolved summand: a metric's values and a sign.
+type term struct {
+	v   [][]float64
+	neg bool
+}
+
+func (d *deriver) resolve(names []string) []term {
+	var ts []term
+	for _, n := range names {
+		neg := strings.HasPrefix(n, "-")
+		if v := d.get(strings.TrimPrefix(n, "-")); v != nil {
+			ts = append(ts, term{v, neg})
+		}
+	}
+	return ts
+}
+
+// sum adds up the terms' rows at call path cp; nil when all are nil.
+func (d *deriver) sum(ts []term, cp int) []float64 {
+	var row []float64
+	for _, t := range ts {
+		src := t.v[cp]
+		if src == nil {
+			continue
+		}
+		if row == nil {
+			row = make([]float64, d.nloc)
+		}
+		for l, x := range src {
+			if t.neg {
+				row[l] -= x
+			} else {
+				row[l] += x
+			}
+		}
+	}
+	return row
+}
+
+// imbalance computes the remapper's computational imbalance heuristic from
+// the computation time (see scout-patterns.md §1.4). Per call path, the
+// average computation time over the participating locations (the
+// processes' master threads, and all threads inside OpenMP parallel
+// regions) is the reference: a location above it is overloaded by the
+// difference, one below it underloaded. Locations that never visited a call
+// path others spent time in are underloaded by the whole average
+// (non-participation); when only one location visited it, the others'
+// share is a singularity and the visitor's excess is "single participant".
+func (d *deriver) imbalance() {
+	n := len(d.p.Callpaths)
+	names := []string{"imbalance", "imbalance_above", "imbalance_above_single",
+		"imbalance_below", "imbalance_below_bypass", "imbalance_below_singularity"}
+	vals := make([][][]float64, len(names))
+	for i, name := range names {
+		vals[i] = make([][]float64, n)
+		d.out[name] = vals[i]
+	}
+	imb, above, single, below, bypass, singular := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+	set := func(v [][]float64, cp, l int, x float64) {
+		if v[cp] == nil {
+			v[cp] = make([]float64, d.nloc)
+		}
+		v[cp][l] = x
+	}
+
+	comp, visits := d.get("comp"), d.get("visits")
+	inParallel := make([]bool, n)
+	for cp, c := range d.p.Callpaths {
+		r := c.Region
+		inParallel[cp] = r.Paradigm == ParadigmOpenMP && r.Role == RoleParallel ||
+			c.Parent >= 0 && inParallel[c.Parent]
+	}
+	for cp := range n {
+		row := comp[cp]
+		if row == nil {
+			continue // every location has zero computation time: no imbalance
+		}
+		participates := func(l int) bool { return inParallel[cp] || d.p.Locations[l].Thread == 0 }
+		var total float64
+		var count int
+		for l, x := range row {
+			if participates(l) {
+				total += x
+				count++
+			}
+		}
+		avg := total / float64(count)
+		visitors, visitor := 0, -1
+		for l, x := range row {
+			if !participates(l) {
+				continue
+			}
+			switch dev := x - avg; {
+			case dev > 0:
+				set(imb, cp, l, dev)
+				set(above, cp, l, dev)
+			case dev < 0:
+				set(imb, cp, l, -dev)
+				set(below, cp, l, -dev)
+			}
+			if visits[cp] != nil && visits[cp][l] != 0 {
+				visitors++
+				visitor = l
+			}
+		}
+		if avg == 0 || visitors == count {
+			continue
+		}
+		for l := range row {
+			if !participates(l) || visits[cp] != nil && visits[cp][l] != 0 {
+				continue
+			}
+			set(bypass, cp, l, avg)
+			if visitors == 1 {
+				set(singular, cp, l, avg)
+			}
+		}
+		if visitors == 1 {
+			set(single, cp, visitor, avg*float64(count-1))
+		}
+	}
+}
+
+// Cells lists the non-zero values of the derived metrics in the canonical
+// order of Report.Cells; p is the profile they were derived from.
+func (d *Derived) Cells(p *Profile) []Cell {
+	names := p.CallpathNames()
+	labels := make([]string, len(p.Locations))
+	for l, pl := range p.Locations {
+		labels[l] = pl.Label()
+	}
+	var cells []Cell
+	for _, m := range d.Metrics {
+		for cp, row := range d.Values[m.Unique] {
+			for l, x := range row {
+				if x != 0 {
+					cells = append(cells, Cell{m.Unique, names[cp], labels[l], x, m.Integer})
+				}
+			}
+		}
+	}
+	sort.SliceStable(cells, func(i, j int) bool {
+		a, b := &cells[i], &cells[j]
+		if a.Metric != b.Metric {
+			return a.Metric < b.Metric
+		}
+		if a.Callpath != b.Callpath {
+			return a.Callpath < b.Callpath
+		}
+		return rankLess(a.Rank, b.Rank)
+	})
+	return cells
+}
+
+// CallpathNames returns each call path's region names from the root,
+// joined by '/'.
+func (p *Profile) CallpathNames() []string {
+	names := make([]string, len(p.Callpaths))
+	for i, cp := range p.Callpaths {
+		if cp.Parent < 0 {
+			names[i] = cp.Region.Name
+		} else {
+			names[i] = names[cp.Parent] + "/" + cp.Region.Name
+		}
+	}
+	return names
+}
+
+// Profile returns the report's values as a Profile: the call tree with
+// each callee region's name, paradigm, role and source file, the locations
+// in the order of Results, and the values of every metric of the report.
+func (r *Report) Profile() *Profile {
+	p := &Profile{
+		Callpaths: make([]Callpath, len(r.Tree.Nodes)),
+		Locations: make([]localtrace.Placement, len(r.Results)),
+		Values:    make(map[string][][]float64, len(r.Metrics)),
+	}
+	for i, n := range r.Tree.Nodes {
+		cp := Callpath{Parent: -1, Region: RegionInfo{Name: r.RegionName(n.Region)}}
+		if n.Parent != unify.None {
+			cp.Parent = int(n.Parent)
+		}
+		if reg, ok := r.Defs.Region(n.Region); ok {
+			cp.Region.Paradigm, cp.Region.Role = reg.Paradigm, reg.Role
+			cp.Region.File = r.Defs.Str(reg.File)
+		}
+		p.Callpaths[i] = cp
+	}
+	for l, res := range r.Results {
+		p.Locations[l] = r.Placements[res.Location]
+	}
+	nloc := len(r.Results)
+	for _, m := range r.Metrics {
+		var rows [][]float64
+		for l, res := range r.Results {
+			for cp, x := range res.Values[m.Name] {
+				if x == 0 {
+					continue
+				}
+				if rows == nil {
+					rows = make([][]float64, len(r.Tree.Nodes))
+				}
+				if rows[cp] == nil {
+					rows[cp] = make([]float64, nloc)
+				}
+				rows[cp][l] = x
+			}
+		}
+		if rows != nil {
+			p.Values[m.Name] = rows
+		}
+	}
+	return p
+}

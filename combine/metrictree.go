@@ -1,0 +1,305 @@
+package combine
+
+import "slices"
+
+// Origin tells how the value of a metric of the derived tree is obtained.
+type Origin uint8
+
+// The origins of derived-tree metrics, after Scalasca's remapping
+// specification (scout.spec) and its remapper (cube_remap2).
+const (
+	// Copied metrics are computed by the trace analysis itself.
+	Copied Origin = iota
+	// Masked metrics (PREDERIVED_EXCLUSIVE) take, at the call paths of one
+	// category, the time (or visits) spent there; zero elsewhere.
+	Masked
+	// Summed metrics (POSTDERIVED) are sums and differences of other
+	// metrics' inclusive values.
+	Summed
+	// Remapped metrics are computed by the remapper itself: the
+	// computational imbalance heuristic.
+	Remapped
+)
+
+// String returns the letter the reference documentation uses: S, P, Q or R.
+func (o Origin) String() string {
+	switch o {
+	case Copied:
+		return "S"
+	case Masked:
+		return "P"
+	case Summed:
+		return "Q"
+	case Remapped:
+		return "R"
+	}
+	return "?"
+}
+
+// MetricDef is one metric of the user-facing metric tree that Scalasca's
+// square step derives from the trace analysis.
+type MetricDef struct {
+	Unique  string // unique name, e.g. "mpi_point2point"
+	Display string // display name as Cube shows it, e.g. "Point-to-point"
+	Unit    string // "sec", "occ" or "bytes"
+	Descr   string // one-sentence description
+	Parent  string // parent's unique name, "" for a root
+	Integer bool   // data type INTEGER (counts, bytes) rather than FLOAT
+	Origin  Origin
+
+	// mask selects the call paths of a Masked metric.
+	mask class
+	// terms are the summands of a Summed metric, or the per-cell base of a
+	// Masked one; a leading '-' subtracts.
+	terms []string
+	// needs is the paradigm flag (has…) without which the metric does not
+	// exist; 0 when it always exists.
+	needs class
+}
+
+// Terms returns the summands of a Summed metric, or the base values of a
+// Masked one ("time", "visits"); a leading '-' marks a subtrahend.
+func (m MetricDef) Terms() []string { return slices.Clone(m.terms) }
+
+// The constructors of the tree's entries. Units: "sec" is FLOAT, "occ" and
+// "bytes" are INTEGER.
+func metric(o Origin, unit, unique, display, parent, descr string) MetricDef {
+	return MetricDef{Unique: unique, Display: display, Unit: unit, Descr: descr, Parent: parent,
+		Integer: unit != "sec", Origin: o}
+}
+
+func copied(unit, unique, display, parent, descr string) MetricDef {
+	return metric(Copied, unit, unique, display, parent, descr)
+}
+
+func timeMask(mask class, unique, display, parent, descr string) MetricDef {
+	m := metric(Masked, "sec", unique, display, parent, descr)
+	m.mask, m.terms = mask, []string{"time"}
+	return m
+}
+
+func visitMask(mask class, unique, display, parent, descr string) MetricDef {
+	m := metric(Masked, "occ", unique, display, parent, descr)
+	m.mask, m.terms = mask, []string{"visits"}
+	return m
+}
+
+func summed(unit, unique, display, parent, descr string, terms ...string) MetricDef {
+	m := metric(Summed, unit, unique, display, parent, descr)
+	m.terms = terms
+	return m
+}
+
+func remapped(unique, display, parent, descr string) MetricDef {
+	return metric(Remapped, "sec", unique, display, parent, descr)
+}
+
+// needing marks metrics as existing only when paradigm flag f is set.
+func needing(f class, ms ...MetricDef) []MetricDef {
+	for i := range ms {
+		ms[i].needs = f
+	}
+	return ms
+}
+
+// metricTree is the derived metric tree in report (preorder) order: the
+// metrics of Scalasca 2.6's scout.spec that this analysis can produce.
+// Left out are the metrics computed by analyses scout does not run
+// (critical path, delay costs, wait-state propagation, one-sided and
+// OpenMP/Pthread wait states, idle threads) and the sums made only of them.
+var metricTree = slices.Concat(
+	[]MetricDef{
+		copied("sec", "time", "Time", "", "Total CPU allocation time (includes time allocated for idle threads)"),
+		timeMask(cExecution, "execution", "Execution", "time", "Execution time (does not include time allocated for idle threads)"),
+		summed("sec", "comp", "Computation", "execution", "Time spent on computation",
+			"execution", "-mpi", "-omp_time", "-pthread_time", "-openacc_time", "-opencl_time", "-cuda_time"),
+	},
+	needing(hasOpenCLKernels,
+		timeMask(cOpenCLKernelExecutions, "opencl_kernel_executions", "OpenCL kernels", "comp", "Time spent executing OpenCL kernels")),
+	needing(hasCUDAKernels,
+		timeMask(cCUDAKernelExecutions, "cuda_kernel_executions", "CUDA kernels", "comp", "Time spent executing CUDA kernels")),
+	needing(hasMPI,
+		timeMask(cMPI, "mpi", "MPI", "execution", "Time spent in MPI calls"),
+		summed("sec", "mpi_management", "Management", "mpi", "Time spent in MPI management operations",
+			"mpi_init_exit", "mpi_mgmt_comm", "mpi_mgmt_file", "mpi_mgmt_win"),
+		timeMask(cMPIMgmtStartup, "mpi_init_exit", "Init/Finalize", "mpi_management", "Time spent in MPI initialization/finalization calls"),
+		copied("sec", "mpi_init_completion", "Initialization Completion", "mpi_init_exit", "Time needed to finish MPI initialization"),
+		copied("sec", "mpi_finalize_wait", "Wait at Finalize", "mpi_init_exit", "Waiting time in front of MPI_Finalize"),
+		timeMask(cMPIMgmtComm, "mpi_mgmt_comm", "Communicator", "mpi_management", "Time spent in MPI communicator management calls"),
+		timeMask(cMPIMgmtFile, "mpi_mgmt_file", "File", "mpi_management", "Time spent in MPI file management calls"),
+		timeMask(cMPIMgmtWin, "mpi_mgmt_win", "Window", "mpi_management", "Time spent in MPI window management calls"),
+		summed("sec", "mpi_synchronization", "Synchronization", "mpi", "Time spent in MPI synchronization calls",
+			"mpi_sync_collective", "mpi_rma_synchronization"),
+		timeMask(cMPISyncCollective, "mpi_sync_collective", "Collective", "mpi_synchronization", "Time spent in MPI barriers"),
+		copied("sec", "mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", "Waiting time in front of MPI barriers"),
+		copied("sec", "mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", "Time needed to finish MPI barriers"),
+		summed("sec", "mpi_rma_synchronization", "One-sided", "mpi_synchronization", "Time spent in MPI one-sided synchronization calls",
+			"mpi_rma_sync_active", "mpi_rma_sync_passive"),
+		timeMask(cMPISyncRMAActive, "mpi_rma_sync_active", "Active Target", "mpi_rma_synchronization", "Time spent in MPI one-sided active target synchronization calls"),
+		timeMask(cMPISyncRMAPassive, "mpi_rma_sync_passive", "Passive Target", "mpi_rma_synchronization", "Time spent in MPI one-sided passive target synchronization calls"),
+		summed("sec", "mpi_communication", "Communication", "mpi", "Time spent in MPI communication calls",
+			"mpi_point2point", "mpi_collective", "mpi_rma_communication"),
+		timeMask(cMPICommP2P, "mpi_point2point", "Point-to-point", "mpi_communication", "Time spent in MPI point-to-point communication"),
+		copied("sec", "mpi_latesender", "Late Sender", "mpi_point2point", "Time in MPI point-to-point receive operation waiting for a message"),
+		copied("sec", "mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", "Late Sender situation due to MPI messages received in the wrong order"),
+		copied("sec", "mpi_lswo_different", "From different sources", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from different sources"),
+		copied("sec", "mpi_lswo_same", "From same source", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from the same source"),
+		copied("sec", "mpi_latereceiver", "Late Receiver", "mpi_point2point", "Time in MPI point-to-point send operation waiting for the receiver to become ready"),
+		timeMask(cMPICommCollective, "mpi_collective", "Collective", "mpi_communication", "Time spent in MPI collective communication"),
+		copied("sec", "mpi_earlyreduce", "Early Reduce", "mpi_collective", "Waiting time due to an early receiver in MPI n-to-1 operations"),
+		copied("sec", "mpi_earlyscan", "Early Scan", "mpi_collective", "Waiting time due to an early receiver in an MPI scan operation"),
+		copied("sec", "mpi_latebroadcast", "Late Broadcast", "mpi_collective", "Waiting time due to a late sender in MPI 1-to-n operations"),
+		copied("sec", "mpi_wait_nxn", "Wait at N x N", "mpi_collective", "Waiting time due to inherent synchronization in MPI n-to-n operations"),
+		copied("sec", "mpi_nxn_completion", "N x N Completion", "mpi_collective", "Time needed to finish an MPI n-to-n collective operation"),
+		timeMask(cMPICommRMA, "mpi_rma_communication", "One-sided", "mpi_communication", "Time spent in MPI one-sided communication"),
+		summed("sec", "mpi_io", "File I/O", "mpi", "Time spent in MPI file I/O calls",
+			"mpi_io_individual", "mpi_io_collective"),
+		timeMask(cMPIFileIndividual, "mpi_io_individual", "Individual", "mpi_io", "Time spent in individual MPI file I/O calls"),
+		timeMask(cMPIFileCollective, "mpi_io_collective", "Collective", "mpi_io", "Time spent in collective MPI file I/O calls"),
+	),
+	needing(hasOpenMP,
+		// omp_management (Copied) is not computed: OpenMP here is only the
+		// time spent in synchronization and flush calls.
+		summed("sec", "omp_time", "OpenMP", "execution", "Time spent in the OpenMP run-time system and API",
+			"omp_management", "omp_synchronization", "omp_flush"),
+		summed("sec", "omp_synchronization", "Synchronization", "omp_time", "Time spent on OpenMP synchronization",
+			"omp_barrier", "omp_critical", "omp_lock_api", "omp_ordered", "omp_taskwait"),
+		summed("sec", "omp_barrier", "Barrier", "omp_synchronization", "Time spent in OpenMP barrier synchronization",
+			"omp_ebarrier", "omp_ibarrier"),
+		timeMask(cOMPSyncEBarrier, "omp_ebarrier", "Explicit", "omp_barrier", "Time spent in explicit OpenMP barrier synchronization"),
+		timeMask(cOMPSyncIBarrier, "omp_ibarrier", "Implicit", "omp_barrier", "Time spent in implicit OpenMP barrier synchronization"),
+		timeMask(cOMPSyncCritical, "omp_critical", "Critical", "omp_synchronization", "Time spent waiting at OpenMP critical sections"),
+		timeMask(cOMPSyncLockAPI, "omp_lock_api", "Lock API", "omp_synchronization", "Time spent in OpenMP lock API calls"),
+		timeMask(cOMPSyncOrdered, "omp_ordered", "Ordered", "omp_synchronization", "Time spent waiting at OpenMP ordered regions"),
+		timeMask(cOMPSyncTaskwait, "omp_taskwait", "Task Wait", "omp_synchronization", "Time spent waiting in OpenMP taskwait directives"),
+		timeMask(cOMPFlush, "omp_flush", "Flush", "omp_time", "Time spent in OpenMP flush directives"),
+	),
+	needing(hasPthread,
+		summed("sec", "pthread_time", "POSIX threads", "execution", "Time spent in the POSIX threads API",
+			"pthread_management", "pthread_synchronization"),
+		timeMask(cPthreadMgmt, "pthread_management", "Management", "pthread_time", "Time spent in POSIX threads management"),
+		summed("sec", "pthread_synchronization", "Synchronization", "pthread_time", "Time spent on Pthread synchronization",
+			"pthread_lock_api", "pthread_conditional"),
+		timeMask(cPthreadSyncMutex, "pthread_lock_api", "Mutex", "pthread_synchronization", "Time spent in POSIX threads mutex API calls"),
+		timeMask(cPthreadSyncCondition, "pthread_conditional", "Condition", "pthread_synchronization", "Time spent in POSIX threads condition API calls"),
+	),
+	needing(hasOpenACC,
+		timeMask(cOpenACC, "openacc_time", "OpenACC", "execution", "Time spent in the OpenACC run-time system and API"),
+		timeMask(cOpenACCSetup, "openacc_setup", "Initialization and Finalization", "openacc_time", "Time needed to initialize and finalize OpenACC"),
+		timeMask(cOpenACCComm, "openacc_comm", "Memory management", "openacc_time", "Time spent on memory management including data transfer from host to device and vice versa"),
+		timeMask(cOpenACCSync, "openacc_sync", "Synchronization", "openacc_time", "Time spent on OpenACC synchronization"),
+		timeMask(cOpenACCKernelLaunches, "openacc_kernel_launches", "Kernel launches", "openacc_time", "Time needed to launch OpenACC kernels"),
+	),
+	needing(hasOpenCL,
+		withTerms(timeMask(cOpenCL, "opencl_time", "OpenCL", "execution", "Time spent in the OpenCL run-time system, API and on device"),
+			"time", "-opencl_kernel_executions"),
+		timeMask(cOpenCLSetup, "opencl_setup", "General management", "opencl_time", "Time needed for general OpenCL setup, e.g. initialization, device and event control, etc."),
+		timeMask(cOpenCLComm, "opencl_comm", "Memory management", "opencl_time", "Time spent on memory management including data transfer from host to device and vice versa"),
+		timeMask(cOpenCLSync, "opencl_sync", "Synchronization", "opencl_time", "Time spent on OpenCL synchronization"),
+		timeMask(cOpenCLKernelLaunches, "opencl_kernel_launches", "Kernel launches", "opencl_time", "Time needed to launch OpenCL kernels"),
+	),
+	needing(hasCUDA,
+		withTerms(timeMask(cCUDA, "cuda_time", "CUDA", "execution", "Time spent in the CUDA run-time system, API and on device"),
+			"time", "-cuda_kernel_executions"),
+		timeMask(cCUDASetup, "cuda_setup", "General management", "cuda_time", "Time needed for general CUDA setup, e.g. initialization, control of version, device, primary context, context, streams, events, occupancy, etc."),
+		timeMask(cCUDAComm, "cuda_comm", "Memory management", "cuda_time", "Time spent on memory management including data transfer from host to device and vice versa. (Note: 'memset' operations are considered in 'Kernel launches')."),
+		timeMask(cCUDASync, "cuda_sync", "Synchronization", "cuda_time", "Time spent on CUDA synchronization"),
+		timeMask(cCUDAKernelLaunches, "cuda_kernel_launches", "Kernel launches", "cuda_time", "Time spent to launch CUDA kernels, including 'memset' operations."),
+	),
+	[]MetricDef{
+		timeMask(cOverhead, "overhead", "Overhead", "time", "Time spent performing tasks related to trace generation"),
+		copied("occ", "visits", "Visits", "", "Number of visits"),
+	},
+	needing(hasMPI,
+		summed("occ", "syncs", "MPI synchronizations", "", "Number of MPI synchronization operations",
+			"syncs_p2p", "syncs_coll", "syncs_rma"),
+		summed("occ", "syncs_p2p", "Point-to-point", "syncs", "Number of MPI point-to-point synchronization operations",
+			"syncs_send", "syncs_recv"),
+		copied("occ", "syncs_send", "Sends", "syncs_p2p", "Number of MPI point-to-point send synchronization operations"),
+		copied("occ", "mpi_slr_count", "Late Receivers", "syncs_send", "Number of Late Receiver instances in MPI synchronizations"),
+		copied("occ", "syncs_recv", "Receives", "syncs_p2p", "Number of MPI point-to-point receive synchronization operations"),
+		copied("occ", "mpi_sls_count", "Late Senders", "syncs_recv", "Number of Late Sender instances in MPI synchronizations"),
+		copied("occ", "mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "Number of Late Sender instances in MPI synchronizations where messages are received in wrong order"),
+		copied("occ", "syncs_coll", "Collective", "syncs", "Number of MPI collective synchronization operations"),
+		summed("occ", "syncs_rma", "One-sided", "syncs", "Number of MPI one-sided synchronization operations",
+			"syncs_rma_active", "syncs_rma_passive"),
+		visitMask(cMPISyncRMAActive, "syncs_rma_active", "Active target", "syncs_rma", "Number of MPI one-sided active target synchronization operations"),
+		visitMask(cMPISyncRMAPassive, "syncs_rma_passive", "Passive target", "syncs_rma", "Number of MPI one-sided passive target synchronization operations"),
+		summed("occ", "comms", "MPI communications", "", "Number of MPI communication operations",
+			"comms_p2p", "comms_coll", "comms_rma"),
+		summed("occ", "comms_p2p", "Point-to-point", "comms", "Number of MPI point-to-point communication operations",
+			"comms_send", "comms_recv"),
+		copied("occ", "comms_send", "Sends", "comms_p2p", "Number of MPI point-to-point send communication operations"),
+		copied("occ", "mpi_clr_count", "Late Receivers", "comms_send", "Number of Late Receiver instances in MPI communications"),
+		copied("occ", "comms_recv", "Receives", "comms_p2p", "Number of MPI point-to-point receive communication operations"),
+		copied("occ", "mpi_cls_count", "Late Senders", "comms_recv", "Number of Late Sender instances MPI in communications"),
+		copied("occ", "mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "Number of Late Sender instances in MPI communications where messages are received in wrong order"),
+		summed("occ", "comms_coll", "Collective", "comms", "Number of MPI collective communication operations",
+			"comms_cxch", "comms_csrc", "comms_cdst"),
+		copied("occ", "comms_cxch", "Exchange", "comms_coll", "Number of MPI collective communications as source and destination"),
+		copied("occ", "comms_csrc", "As source", "comms_coll", "Number of MPI collective communications as source"),
+		copied("occ", "comms_cdst", "As destination", "comms_coll", "Number of MPI collective communications as destination"),
+		summed("occ", "comms_rma", "One-sided", "comms", "Number of MPI one-sided communication operations",
+			"comms_rma_puts", "comms_rma_gets", "comms_rma_atomics"),
+		visitMask(cMPICommRMAPuts, "comms_rma_puts", "Puts", "comms_rma", "Number of MPI one-sided put communication operations"),
+		visitMask(cMPICommRMAGets, "comms_rma_gets", "Gets", "comms_rma", "Number of MPI one-sided get communication operations"),
+		visitMask(cMPICommRMAAtomics, "comms_rma_atomics", "Atomics", "comms_rma", "Number of MPI one-sided atomic communication operations"),
+		summed("occ", "mpi_file_ops", "MPI file operations", "", "Number of MPI file operations",
+			"mpi_file_iops", "mpi_file_cops"),
+		visitMask(cMPIFileIops, "mpi_file_iops", "Individual", "mpi_file_ops", "Number of individual MPI file operations"),
+		visitMask(cMPIFileIrops, "mpi_file_irops", "Reads", "mpi_file_iops", "Number of individual MPI file read operations"),
+		visitMask(cMPIFileIwops, "mpi_file_iwops", "Writes", "mpi_file_iops", "Number of individual MPI file write operations"),
+		visitMask(cMPIFileCops, "mpi_file_cops", "Collective", "mpi_file_ops", "Number of collective MPI file operations"),
+		visitMask(cMPIFileCrops, "mpi_file_crops", "Reads", "mpi_file_cops", "Number of collective MPI file read operations"),
+		visitMask(cMPIFileCwops, "mpi_file_cwops", "Writes", "mpi_file_cops", "Number of collective MPI file write operations"),
+		// bytes_rma (bytes_put + bytes_get) is left out: one-sided byte
+		// counts are not computed.
+		summed("bytes", "bytes", "MPI bytes transferred", "", "Number of bytes transferred in MPI communication/synchronization operations",
+			"bytes_p2p", "bytes_coll", "bytes_rma"),
+		summed("bytes", "bytes_p2p", "Point-to-point", "bytes", "Number of bytes transferred in MPI point-to-point communication operations",
+			"bytes_sent", "bytes_rcvd"),
+		copied("bytes", "bytes_sent", "Sent", "bytes_p2p", "Number of bytes sent in MPI point-to-point communication operations"),
+		copied("bytes", "bytes_rcvd", "Received", "bytes_p2p", "Number of bytes received in MPI point-to-point communication operations"),
+		summed("bytes", "bytes_coll", "Collective", "bytes", "Number of bytes transferred in MPI collective communication operations",
+			"bytes_cout", "bytes_cin"),
+		copied("bytes", "bytes_cout", "Outgoing", "bytes_coll", "Number of bytes outgoing in MPI collective communication operations"),
+		copied("bytes", "bytes_cin", "Incoming", "bytes_coll", "Number of bytes incoming in MPI collective communication operations"),
+	),
+	[]MetricDef{
+		remapped("imbalance", "Computational imbalance", "", "Computational load imbalance heuristic (see Online Description for details)"),
+		remapped("imbalance_above", "Overload", "imbalance", "Computational load imbalance heuristic (overload)"),
+		remapped("imbalance_above_single", "Single participant", "imbalance_above", "Computational load imbalance heuristic (single participant)"),
+		remapped("imbalance_below", "Underload", "imbalance", "Computational load imbalance heuristic (underload)"),
+		remapped("imbalance_below_bypass", "Non-participation", "imbalance_below", "Computational load imbalance heuristic (non-participation)"),
+		remapped("imbalance_below_singularity", "Singularity", "imbalance_below_bypass", "Computational load imbalance heuristic (non-participation in singularity)"),
+	},
+)
+
+// withTerms replaces the base values of a Masked metric.
+func withTerms(m MetricDef, terms ...string) MetricDef {
+	m.terms = terms
+	return m
+}
+
+// metricIndex maps unique names to positions in metricTree.
+var metricIndex = func() map[string]int {
+	idx := make(map[string]int, len(metricTree))
+	for i, m := range metricTree {
+		idx[m.Unique] = i
+	}
+	return idx
+}()
+
+// MetricTree returns every metric of the derived tree this package can
+// produce, in report (preorder) order, whether or not it exists for a
+// particular trace (see Derive).
+func MetricTree() []MetricDef { return slices.Clone(metricTree) }
+
+// LookupMetric returns the derived-tree metric with the given unique name.
+func LookupMetric(unique string) (MetricDef, bool) {
+	i, ok := metricIndex[unique]
+	if !ok {
+		return MetricDef{}, false
+	}
+	return metricTree[i], true
+}
