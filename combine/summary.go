@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"scout/patterns"
 )
 
 // WaitState is one wait-state metric's total in a summary.
@@ -27,46 +29,66 @@ type RankValue struct {
 // Summarize lists the wait states of a report, largest first, at most
 // top of them, with the total time they are measured against.
 func (r *Report) Summarize(top int) (total float64, states []WaitState) {
-	names := make([]string, len(r.Tree.Nodes))
-	for i := range names {
-		names[i] = r.CallpathName(uint32(i))
-	}
-	for _, res := range r.Results {
-		for _, v := range res.Values["time"] {
-			total += v
+	return Summarize(r.Cells(), r.Metrics, top)
+}
+
+// Summarize lists the wait states among cells (canonical cells of any
+// report), largest first, at most top of them, with the total time they
+// are measured against. The wait states are the metrics in seconds of
+// metrics other than time.
+func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64, states []WaitState) {
+	idx := map[string]int{}
+	for _, m := range metrics {
+		if m.Unit == "sec" && m.Name != "time" {
+			idx[m.Name] = len(states)
+			states = append(states, WaitState{Metric: m.Name, Display: m.Display})
 		}
 	}
-	for _, m := range r.Metrics {
-		if m.Unit != "sec" || m.Name == "time" {
+	byCp := make([]map[string]float64, len(states))
+	byRank := make([]map[string]float64, len(states))
+	for _, c := range cells {
+		if c.Metric == "time" {
+			total += c.Value
 			continue
 		}
-		ws := WaitState{Metric: m.Name, Display: m.Display}
-		byCp := make([]float64, len(names))
-		for _, res := range r.Results {
-			var sum float64
-			for cp, v := range res.Values[m.Name] {
-				byCp[cp] += v
-				sum += v
-			}
-			if sum > 0 {
-				ws.Ranks = append(ws.Ranks, RankValue{r.Placements[res.Location].Label(), sum})
-			}
-			ws.Total += sum
+		i, ok := idx[c.Metric]
+		if !ok {
+			continue
 		}
+		if byCp[i] == nil {
+			byCp[i], byRank[i] = map[string]float64{}, map[string]float64{}
+		}
+		states[i].Total += c.Value
+		byCp[i][c.Callpath] += c.Value
+		byRank[i][c.Rank] += c.Value
+	}
+	out := states[:0]
+	for i, ws := range states {
 		if ws.Total <= 0 {
 			continue
 		}
-		for cp, v := range byCp {
-			if v > ws.CpValue {
-				ws.Callpath, ws.CpValue = names[cp], v
+		for cp, v := range byCp[i] {
+			if v > ws.CpValue || (v == ws.CpValue && cp < ws.Callpath) {
+				ws.Callpath, ws.CpValue = cp, v
 			}
 		}
-		sort.SliceStable(ws.Ranks, func(i, j int) bool { return ws.Ranks[i].Value > ws.Ranks[j].Value })
+		for rank, v := range byRank[i] {
+			if v > 0 {
+				ws.Ranks = append(ws.Ranks, RankValue{rank, v})
+			}
+		}
+		sort.Slice(ws.Ranks, func(a, b int) bool {
+			if ws.Ranks[a].Value != ws.Ranks[b].Value {
+				return ws.Ranks[a].Value > ws.Ranks[b].Value
+			}
+			return rankLess(ws.Ranks[a].Rank, ws.Ranks[b].Rank)
+		})
 		if total > 0 {
 			ws.Share = ws.Total / total
 		}
-		states = append(states, ws)
+		out = append(out, ws)
 	}
+	states = out
 	sort.SliceStable(states, func(i, j int) bool { return states[i].Total > states[j].Total })
 	if len(states) > top {
 		states = states[:top]
@@ -77,9 +99,15 @@ func (r *Report) Summarize(top int) (total float64, states []WaitState) {
 // WriteSummary prints a short text summary of the report's wait states
 // for people without a report browser.
 func (r *Report) WriteSummary(w io.Writer, top int) error {
-	total, states := r.Summarize(top)
+	return WriteSummary(w, r.Cells(), r.Metrics, len(r.Results), top)
+}
+
+// WriteSummary prints a short text summary of the wait states among
+// cells, a report of nloc locations.
+func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, top int) error {
+	total, states := Summarize(cells, metrics, top)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", total, len(r.Results))
+	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", total, nloc)
 	if len(states) == 0 {
 		b.WriteString("No wait states found.\n")
 	} else {

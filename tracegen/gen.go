@@ -63,9 +63,11 @@ type gen struct {
 	n       int    // ranks
 	gap     uint64 // ticks between records
 	phases  []phaseInfo
-	names   []string // phase region names, by region - regPhase0
-	phStart uint64   // start of the first phase iteration
-	end     uint64   // time of ProgramEnd
+	names   []string   // phase region names, by region - regPhase0
+	phStart uint64     // start of the first phase iteration
+	end     uint64     // time of ProgramEnd
+	global  *ids       // the global definitions' identifiers
+	canon   *otf2.Defs // the global definitions (only with Scenario.LocalDefs)
 }
 
 func newGen(s Scenario) (*gen, error) {
@@ -121,6 +123,11 @@ func newGen(s Scenario) (*gen, error) {
 		g.end += uint64(s.Iterations) * p.length
 	}
 	g.end += 6 * g.gap
+	g.global = &ids{region: make([]uint32, regPhase0+len(g.names)), world: commWorld, self: commSelf,
+		progPath: strProgPath, arg: strArg}
+	for i := range g.global.region {
+		g.global.region[i] = uint32(i)
+	}
 	return g, nil
 }
 
@@ -174,55 +181,56 @@ func (g *gen) iterLength(p *phaseInfo) uint64 {
 	return p.cmax + 3*gp
 }
 
-// rank writes the events of rank r.
-func (g *gen) rank(w *otf2.EventWriter, r int) error {
+// rank writes the events of rank r, with the identifiers of id.
+func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 	gp := g.gap
 	t := uint64(startTicks)
-	pb := otf2.Event{Type: otf2.EvProgramBegin, Time: t, Args: [otf2.MaxArgs]uint64{strProgPath, 1},
-		Array: []uint64{strArg}, Attrs: []otf2.AttrValue{{Attr: 0, Type: 4, Value: 1000 + uint64(r)}}}
+	pb := otf2.Event{Type: otf2.EvProgramBegin, Time: t, Args: [otf2.MaxArgs]uint64{uint64(id.progPath), 1},
+		Array: []uint64{uint64(id.arg)}, Attrs: []otf2.AttrValue{{Attr: id.attr, Type: 4, Value: 1000 + uint64(r)}}}
 	w.Write(&pb)
-	w.Enter(t+gp, regMain)
+	w.Enter(t+gp, id.region[regMain])
 	// MPI_Init as Score-P 8 records it
-	w.Enter(t+2*gp, regInit)
+	w.Enter(t+2*gp, id.region[regInit])
 	w.MpiCollectiveBegin(t + 2*gp)
-	w.CommCreate(t+3*gp, commWorld)
-	w.CommCreate(t+4*gp, commSelf)
-	w.MpiCollectiveEnd(t+5*gp, opCreateHandle, commWorld, otf2.Undef32, 0, 0)
-	w.Leave(t+6*gp, regInit)
-	w.Enter(t+7*gp, regCommRank)
-	w.Leave(t+8*gp, regCommRank)
-	w.Enter(t+9*gp, regCommSize)
-	if err := w.Leave(t+10*gp, regCommSize); err != nil { // errors are sticky
+	w.CommCreate(t+3*gp, id.world)
+	w.CommCreate(t+4*gp, id.self)
+	w.MpiCollectiveEnd(t+5*gp, opCreateHandle, id.world, otf2.Undef32, 0, 0)
+	w.Leave(t+6*gp, id.region[regInit])
+	w.Enter(t+7*gp, id.region[regCommRank])
+	w.Leave(t+8*gp, id.region[regCommRank])
+	w.Enter(t+9*gp, id.region[regCommSize])
+	if err := w.Leave(t+10*gp, id.region[regCommSize]); err != nil { // errors are sticky
 		return err
 	}
 	t = g.phStart
 	for i := range g.phases {
 		p := &g.phases[i]
 		for range g.s.Iterations {
-			if err := g.iteration(w, p, r, t); err != nil {
+			if err := g.iteration(w, p, r, t, id); err != nil {
 				return err
 			}
 			t += p.length
 		}
 	}
-	w.Enter(t, regFinalize)
+	w.Enter(t, id.region[regFinalize])
 	w.MpiCollectiveBegin(t)
-	w.CommDestroy(t+gp, commWorld)
-	w.CommDestroy(t+2*gp, commSelf)
-	w.MpiCollectiveEnd(t+3*gp, opDestroyHandle, commWorld, otf2.Undef32, 0, 0)
-	w.Leave(t+4*gp, regFinalize)
-	w.Leave(t+5*gp, regMain)
+	w.CommDestroy(t+gp, id.world)
+	w.CommDestroy(t+2*gp, id.self)
+	w.MpiCollectiveEnd(t+3*gp, opDestroyHandle, id.world, otf2.Undef32, 0, 0)
+	w.Leave(t+4*gp, id.region[regFinalize])
+	w.Leave(t+5*gp, id.region[regMain])
 	pe := otf2.Event{Type: otf2.EvProgramEnd, Time: t + 6*gp, Args: [otf2.MaxArgs]uint64{1 << 63}}
 	return w.Write(&pe)
 }
 
-// iteration writes one iteration of phase p on rank r, starting at t.
-func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64) error {
+// iteration writes one iteration of phase p on rank r, starting at t,
+// with the identifiers of id.
+func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *ids) error {
 	gp, c := g.gap, p.c[r]
 	n := uint32(g.n)
-	w.Enter(t, p.region)
-	w.Enter(t+gp, regCompute)
-	w.Leave(t+gp+c, regCompute)
+	w.Enter(t, id.region[p.region])
+	w.Enter(t+gp, id.region[regCompute])
+	w.Leave(t+gp+c, id.region[regCompute])
 	s := t + 2*gp + c // enter of the communication call
 	var end uint64    // leave of the communication call
 	switch p.Kind {
@@ -232,36 +240,36 @@ func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64) erro
 		send := t + 2*gp + p.c[0]
 		switch r {
 		case 0:
-			w.Enter(s, regSend)
-			w.MpiSend(s+gp, 1, commWorld, tagLateSender, msgBytes)
+			w.Enter(s, id.region[regSend])
+			w.MpiSend(s+gp, 1, id.world, tagLateSender, msgBytes)
 			end = s + 2*gp
-			w.Leave(end, regSend)
+			w.Leave(end, id.region[regSend])
 		case 1:
 			m := max(s+gp, send+2*gp)
-			w.Enter(s, regRecv)
-			w.MpiRecv(m, 0, commWorld, tagLateSender, msgBytes)
+			w.Enter(s, id.region[regRecv])
+			w.MpiRecv(m, 0, id.world, tagLateSender, msgBytes)
 			end = m + gp
-			w.Leave(end, regRecv)
+			w.Leave(end, id.region[regRecv])
 		default:
 			end = t + gp + c
 		}
 	case Ring:
 		left := (uint32(r) + n - 1) % n
 		q := max(s, t+2*gp+p.c[left]) + 2*gp
-		w.Enter(s, regSendrecv)
-		w.MpiSend(s+gp, (uint32(r)+1)%n, commWorld, tagRing, msgBytes)
-		w.MpiRecv(q, left, commWorld, tagRing, msgBytes)
+		w.Enter(s, id.region[regSendrecv])
+		w.MpiSend(s+gp, (uint32(r)+1)%n, id.world, tagRing, msgBytes)
+		w.MpiRecv(q, left, id.world, tagRing, msgBytes)
 		end = q + gp
-		w.Leave(end, regSendrecv)
+		w.Leave(end, id.region[regSendrecv])
 	case Allreduce, Barrier:
-		reg, op, bytes := uint32(regAllreduce), uint8(opAllreduce), uint64(collBytes)*uint64(n)
+		reg, op, bytes := id.region[regAllreduce], uint8(opAllreduce), uint64(collBytes)*uint64(n)
 		if p.Kind == Barrier {
-			reg, op, bytes = regBarrier, opBarrier, 0
+			reg, op, bytes = id.region[regBarrier], opBarrier, 0
 		}
 		amax := t + 2*gp + p.cmax
 		w.Enter(s, reg)
 		w.MpiCollectiveBegin(s)
-		w.MpiCollectiveEnd(amax+gp, op, commWorld, otf2.Undef32, bytes, bytes)
+		w.MpiCollectiveEnd(amax+gp, op, id.world, otf2.Undef32, bytes, bytes)
 		end = amax + 2*gp
 		w.Leave(end, reg)
 	case Bcast:
@@ -270,11 +278,11 @@ func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64) erro
 			sent = collBytes * uint64(n)
 		}
 		e := max(s, t+2*gp+p.c[0]) + gp
-		w.Enter(s, regBcast)
+		w.Enter(s, id.region[regBcast])
 		w.MpiCollectiveBegin(s)
-		w.MpiCollectiveEnd(e, opBcast, commWorld, 0, sent, collBytes)
+		w.MpiCollectiveEnd(e, opBcast, id.world, 0, sent, collBytes)
 		end = e + gp
-		w.Leave(end, regBcast)
+		w.Leave(end, id.region[regBcast])
 	}
-	return w.Leave(end+gp, p.region)
+	return w.Leave(end+gp, id.region[p.region])
 }

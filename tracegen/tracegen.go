@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -79,6 +80,15 @@ type Scenario struct {
 	Gap        time.Duration // time between consecutive records; default 1 µs
 	ChunkSize  uint64        // event chunk size; default otf2.DefaultChunkSizeEvents
 	Workers    int           // goroutines writing event files; default GOMAXPROCS
+	// LocalDefs writes the archive as a measurement system does before
+	// unification: no global definition file; each location's
+	// traces/<loc>.def defines the strings, system tree, location group,
+	// location, regions, groups, communicators and attribute it uses under
+	// its own identifiers (a permutation drawn from Seed and the rank), and
+	// its events carry those identifiers. The timer resolution is the
+	// anchor property otf2.PropTimerResolution. unify.Definitions turns
+	// such an archive into a normal one.
+	LocalDefs bool
 }
 
 // Summary reports what Generate wrote and what an analysis of the trace
@@ -116,15 +126,21 @@ const (
 )
 
 // Generate writes the archive of s into dir (dir/traces.otf2,
-// dir/traces.def, dir/traces/) and returns its summary. Event files are
-// streamed with one chunk buffer per worker.
+// dir/traces.def, dir/traces/; no traces.def with s.LocalDefs) and
+// returns its summary. Event files are streamed with one chunk buffer per
+// worker.
 func Generate(dir string, s Scenario) (*Summary, error) {
 	g, err := newGen(s)
 	if err != nil {
 		return nil, err
 	}
+	props := []otf2.Property{{Name: "OTF2::MPI_COMMUNICATION_COMPLETE", Value: "true"}}
+	if s.LocalDefs {
+		props = append(props, otf2.Property{Name: otf2.PropTimerResolution, Value: strconv.Itoa(resolution)})
+		g.canon = g.defs()
+	}
 	aw, err := otf2.CreateArchive(dir, "traces", otf2.Anchor{ChunkSizeEvents: g.s.ChunkSize, Creator: "scout tracegen",
-		Properties: []otf2.Property{{Name: "OTF2::MPI_COMMUNICATION_COMPLETE", Value: "true"}}})
+		Properties: props})
 	if err != nil {
 		return nil, fmt.Errorf("tracegen: %w", err)
 	}
@@ -133,10 +149,12 @@ func Generate(dir string, s Scenario) (*Summary, error) {
 	if err := g.writeEvents(aw, sum.Events); err != nil {
 		return nil, err
 	}
-	if err := aw.WriteGlobalDefs(g.defs()); err != nil {
-		return nil, fmt.Errorf("tracegen: %w", err)
+	if s.LocalDefs {
+		err = aw.CloseLocal(uint64(g.n))
+	} else if err = aw.WriteGlobalDefs(g.defs()); err == nil {
+		err = aw.Close()
 	}
-	if err := aw.Close(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("tracegen: %w", err)
 	}
 	return sum, nil
@@ -172,14 +190,17 @@ func (g *gen) writeEvents(aw *otf2.ArchiveWriter, want []uint64) error {
 func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
 	loc := uint64(r)
 	ld := &otf2.LocalDefs{ClockOffsets: []otf2.ClockOffset{{Time: startTicks}, {Time: g.end}}}
-	if err := aw.WriteLocalDefs(loc, ld); err != nil {
+	id := g.global
+	if g.s.LocalDefs {
+		id = g.localDefs(ld, r) // the Location's NumEvents is set below
+	} else if err := aw.WriteLocalDefs(loc, ld); err != nil {
 		return fmt.Errorf("tracegen: %w", err)
 	}
 	w, err := aw.CreateEvents(loc)
 	if err != nil {
 		return fmt.Errorf("tracegen: %w", err)
 	}
-	err = g.rank(w, r)
+	err = g.rank(w, r, id)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -188,6 +209,12 @@ func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
 	}
 	if w.Count() != want {
 		return fmt.Errorf("tracegen: rank %d: wrote %d events, the closed form says %d (generator bug)", r, w.Count(), want)
+	}
+	if g.s.LocalDefs {
+		ld.Defs.Locations[0].NumEvents = w.Count()
+		if err := aw.WriteLocalDefs(loc, ld); err != nil {
+			return fmt.Errorf("tracegen: %w", err)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 // Package unify turns location-local identifiers into global ones: it
 // merges the call trees that each location builds from its ENTER and
 // LEAVE events into one global call tree and gives every location a
-// mapping from its local call paths to the global ones.
+// mapping from its local call paths to the global ones. Before that,
+// Definitions unifies the definitions of an archive written with local
+// definitions only, as a measurement system writes it before its own
+// unification step.
 package unify
 
 import (

@@ -31,6 +31,7 @@ func exitCode(err error) int {
 
 const usageText = `Usage: scout [flags] TRACE
        scout tracegen [flags]    write a synthetic trace (scout tracegen -h)
+       scout unify ARCHIVE       build global definitions of a local-definitions archive
 
 Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
 directory holding it) of an MPI program for wait states.
@@ -42,6 +43,7 @@ Flags:
 // path equals one of their names can be given as ./NAME.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"tracegen": runTracegen,
+	"unify":    runUnify,
 }
 
 // options are the analysis command's settings.
@@ -88,6 +90,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, o.quiet)
 	var rep *combine.Report
 	var err error
+	if !underMPILauncher() {
+		// Under mpirun every rank would race to unify; there the
+		// archive must be unified beforehand (runMPI says so).
+		if err := unifyIfNeeded(o.trace, prog); err != nil {
+			return err
+		}
+	}
 	if underMPILauncher() {
 		rep, err = runMPI(o, prog)
 		if err == nil && rep == nil {

@@ -42,6 +42,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "seed of the jitter (default 1)")
 	program := fs.String("program", "", "program name, the root of every call path (default tracegen)")
 	expect := fs.String("expect", "", "write the closed-form analysis results as CSV to `FILE` (- for stdout)")
+	localDefs := fs.Bool("local-defs", false, "write only per-location definitions, as before unification (see scout unify)")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
 	help := fs.BoolP("help", "h", false, "show this help")
 	usage := func(w io.Writer) {
@@ -103,6 +104,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	if *program != "" {
 		s.Program = *program
 	}
+	s.LocalDefs = *localDefs
 	if *events > 0 {
 		if fs.Changed("iterations") {
 			return usageError{"--events and --iterations exclude each other"}

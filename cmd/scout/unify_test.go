@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"scout/unify"
+)
+
+// TestUnifyLocalDefs: an archive with only local definitions, unified by
+// `scout unify` or automatically by `scout TRACE`, gives the same results
+// as the same scenario generated with global definitions.
+func TestUnifyLocalDefs(t *testing.T) {
+	for name, scenario := range map[string][]string{
+		"default": nil,
+		"jitter": {"--ranks", "6", "--seed", "3", "--phase", "ring:jitter=1ms", "--phase", "late_sender:delay=2ms",
+			"--phase", "bcast:jitter=1ms", "--phase", "allreduce:imbalance=100us"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			csvOf := func(trace string, explicit bool) []byte {
+				t.Helper()
+				var stderr bytes.Buffer
+				if explicit {
+					if err := run([]string{"unify", "-q", trace}, io.Discard, &stderr); err != nil {
+						t.Fatalf("scout unify: %v\n%s", err, stderr.String())
+					}
+				}
+				out := filepath.Join(trace, "out.csv")
+				if err := run([]string{"-q", "-o", trace, "--csv", out, trace}, io.Discard, &stderr); err != nil {
+					t.Fatalf("scout: %v\n%s", err, stderr.String())
+				}
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			gen := func(sub string, local bool) string {
+				trace := filepath.Join(dir, sub)
+				args := append([]string{"tracegen", "-q", "-o", trace}, scenario...)
+				if local {
+					args = append(args, "--local-defs")
+				}
+				if err := run(args, io.Discard, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+				return trace
+			}
+			want := csvOf(gen("global", false), false)
+			auto := gen("auto", true)
+			if need, err := unify.NeedsUnification(auto); err != nil || !need {
+				t.Fatalf("a --local-defs archive needs no unification? %v %v", need, err)
+			}
+			if got := csvOf(auto, false); !bytes.Equal(got, want) {
+				t.Errorf("automatic unification: results differ from the global-definitions archive")
+			}
+			explicit := gen("explicit", true)
+			if got := csvOf(explicit, true); !bytes.Equal(got, want) {
+				t.Errorf("scout unify: results differ from the global-definitions archive")
+			}
+			err := run([]string{"unify", "-q", explicit}, io.Discard, io.Discard)
+			if !errors.Is(err, unify.ErrUnified) {
+				t.Errorf("second scout unify: error %v, want ErrUnified", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package tracegen
+
+import (
+	"cmp"
+	"slices"
+
+	"scout/localtrace/otf2"
+)
+
+// ids are the identifiers a rank's events carry: those of the global
+// definitions, or with Scenario.LocalDefs the rank's own.
+type ids struct {
+	region        []uint32 // by global region id (Undef32: not defined locally)
+	world, self   uint32   // communicators
+	progPath, arg uint32   // strings of ProgramBegin
+	attr          uint32   // the ProcessId attribute
+}
+
+// rng is a SplitMix64 generator.
+type rng uint64
+
+func (x *rng) next() uint64 {
+	*x++
+	return splitmix(uint64(*x))
+}
+
+// perm returns a random permutation of 0..n-1.
+func (x *rng) perm(n int) []uint32 {
+	p := make([]uint32, n)
+	for i := range p {
+		p[i] = uint32(i)
+	}
+	for i := n - 1; i > 0; i-- {
+		j := x.next() % uint64(i+1)
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}
+
+// usedRegions lists, in global id order, the regions rank r enters.
+func (g *gen) usedRegions(r int) []uint32 {
+	used := make([]bool, regPhase0+len(g.names))
+	for _, reg := range []uint32{regProgram, regMain, regInit, regFinalize, regCommRank, regCommSize} {
+		used[reg] = true
+	}
+	if g.s.Iterations > 0 {
+		for _, p := range g.phases {
+			used[p.region], used[regCompute] = true, true
+			switch p.Kind {
+			case LateSender:
+				if r == 0 {
+					used[regSend] = true
+				} else if r == 1 {
+					used[regRecv] = true
+				}
+			case Ring:
+				used[regSendrecv] = true
+			case Allreduce:
+				used[regAllreduce] = true
+			case Barrier:
+				used[regBarrier] = true
+			case Bcast:
+				used[regBcast] = true
+			}
+		}
+	}
+	var list []uint32
+	for reg, u := range used {
+		if u {
+			list = append(list, uint32(reg))
+		}
+	}
+	return list
+}
+
+// localDefs puts into ld the definitions rank r makes before unification
+// (all but the Location's NumEvents) and returns the identifiers its
+// events use. The rank defines its own location group and location, the
+// system tree, the regions it enters, the MPI groups and communicators,
+// the ProcessId attribute, and the strings these refer to; each kind is
+// numbered in an order drawn from the seed and the rank, and the records
+// are written in identifier order.
+func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
+	c := g.canon
+	x := rng(splitmix(g.s.Seed^0x6c6f63616c646566) ^ uint64(r)<<24)
+	id := &ids{region: make([]uint32, len(g.global.region))}
+
+	// strings: those the rank's definitions and events refer to
+	usedStr := map[uint32]bool{strProgPath: true, strArg: true, strThread: true, strWorld: true, strSelf: true,
+		strEmpty: true, strPid: true, strPidDesc: true, c.LocationGroups[r].Name: true}
+	for _, n := range c.SystemTreeNodes {
+		usedStr[n.Name], usedStr[n.Class] = true, true
+	}
+	regions := g.usedRegions(r)
+	for _, reg := range regions {
+		rg := &c.Regions[reg]
+		for _, s := range []uint32{rg.Name, rg.Description, rg.File, rg.Canonical} {
+			usedStr[s] = true
+		}
+	}
+	delete(usedStr, otf2.Undef32)
+	strs := make([]uint32, 0, len(usedStr))
+	for s := range usedStr {
+		strs = append(strs, s)
+	}
+	slices.Sort(strs)
+	strMap := make(map[uint32]uint32, len(strs))
+	for i, p := range x.perm(len(strs)) {
+		strMap[strs[i]] = p
+		ld.Defs.Strings = append(ld.Defs.Strings, otf2.String{Self: p, Value: c.Strings[strs[i]].Value})
+	}
+	str := func(s uint32) uint32 {
+		if s == otf2.Undef32 {
+			return s
+		}
+		return strMap[s]
+	}
+	id.progPath, id.arg = str(strProgPath), str(strArg)
+
+	// system tree, location group, location
+	nodes := x.perm(len(c.SystemTreeNodes))
+	node := func(n uint32) uint32 {
+		if n == otf2.Undef32 {
+			return n
+		}
+		return nodes[n]
+	}
+	for _, n := range c.SystemTreeNodes {
+		ld.Defs.SystemTreeNodes = append(ld.Defs.SystemTreeNodes, otf2.SystemTreeNode{Self: node(n.Self),
+			Name: str(n.Name), Class: str(n.Class), Parent: node(n.Parent)})
+	}
+	for _, d := range c.NodeDomains {
+		ld.Defs.NodeDomains = append(ld.Defs.NodeDomains, otf2.SystemTreeNodeDomain{Node: node(d.Node), Domain: d.Domain})
+	}
+	lg := c.LocationGroups[r]
+	lgID := uint32(x.next() % 4)
+	ld.Defs.LocationGroups = []otf2.LocationGroup{{Self: lgID, Name: str(lg.Name), Type: lg.Type,
+		Parent: node(lg.Parent), Creator: otf2.Undef32}}
+	l := c.Locations[r]
+	ld.Defs.Locations = []otf2.Location{{Self: l.Self, Name: str(l.Name), Type: l.Type, Group: lgID}}
+
+	// regions
+	for i, p := range x.perm(len(regions)) {
+		rg := c.Regions[regions[i]]
+		id.region[regions[i]] = p
+		rg.Self, rg.Name, rg.Description = p, str(rg.Name), str(rg.Description)
+		rg.File, rg.Canonical = str(rg.File), str(rg.Canonical)
+		ld.Defs.Regions = append(ld.Defs.Regions, rg)
+	}
+
+	// groups, communicators, attribute
+	groups := x.perm(len(c.Groups))
+	for _, gr := range c.Groups {
+		gr.Self, gr.Name = groups[gr.Self], str(gr.Name)
+		ld.Defs.Groups = append(ld.Defs.Groups, gr) // members are locations and ranks: not renumbered
+	}
+	comms := x.perm(len(c.Comms))
+	for _, m := range c.Comms {
+		m.Self, m.Name, m.Group = comms[m.Self], str(m.Name), groups[m.Group]
+		ld.Defs.Comms = append(ld.Defs.Comms, m)
+	}
+	id.world, id.self = comms[commWorld], comms[commSelf]
+	id.attr = uint32(x.next() % 3)
+	for _, a := range c.Attributes {
+		ld.Defs.Attributes = append(ld.Defs.Attributes, otf2.Attribute{Self: id.attr, Name: str(a.Name), Type: a.Type,
+			Description: str(a.Description)})
+	}
+
+	bySelf := cmp.Compare[uint32]
+	slices.SortFunc(ld.Defs.Strings, func(a, b otf2.String) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.SystemTreeNodes, func(a, b otf2.SystemTreeNode) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.Regions, func(a, b otf2.Region) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.Groups, func(a, b otf2.Group) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.Comms, func(a, b otf2.Comm) int { return bySelf(a.Self, b.Self) })
+	return id
+}

@@ -1,0 +1,85 @@
+package tracegen
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"scout/localtrace/otf2"
+	"scout/unify"
+)
+
+// TestLocalDefs checks an archive written before unification: no global
+// definitions, every location numbering its definitions its own way,
+// the same files for the same seed, and after unification the profile of
+// the closed form.
+func TestLocalDefs(t *testing.T) {
+	sc := scenarios["mixed"]
+	sc.LocalDefs = true
+	dir := t.TempDir()
+	sum, err := Generate(dir, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Anchor.HasGlobalDefFile || a.Anchor.NumGlobalDefs != 0 || a.Anchor.NumLocations != uint64(sc.Locations) {
+		t.Errorf("anchor %+v: want no global definitions and %d locations", a.Anchor, sc.Locations)
+	}
+	if _, err := a.ReadGlobalDefs(); err == nil || !strings.Contains(err.Error(), "unified") {
+		t.Errorf("ReadGlobalDefs: %v", err)
+	}
+	mainIDs := map[uint32]bool{}
+	for r := range sc.Locations {
+		ld, err := a.ReadLocalDefs(uint64(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &ld.Defs
+		if len(d.Locations) != 1 || d.Locations[0].Self != uint64(r) || d.Locations[0].NumEvents != sum.Events[r] {
+			t.Errorf("rank %d: locations %+v, want itself with %d events", r, d.Locations, sum.Events[r])
+		}
+		for _, reg := range d.Regions {
+			if d.Str(reg.Name) == "main" {
+				mainIDs[reg.Self] = true
+			}
+		}
+		hasSend := false
+		for _, reg := range d.Regions {
+			hasSend = hasSend || d.Str(reg.Name) == "MPI_Send"
+		}
+		if hasSend != (r == 0) {
+			t.Errorf("rank %d defines MPI_Send: %v (only rank 0 sends in late_sender)", r, hasSend)
+		}
+		if len(ld.ClockOffsets) != 2 {
+			t.Errorf("rank %d: %d clock offsets", r, len(ld.ClockOffsets))
+		}
+	}
+	if len(mainIDs) < 2 {
+		t.Errorf("region main has local ids %v on all ranks: want rank-specific numbering", mainIDs)
+	}
+
+	again := t.TempDir()
+	if _, err := Generate(again, sc); err != nil {
+		t.Fatal(err)
+	}
+	for r := range sc.Locations {
+		for _, ext := range []string{".def", ".evt"} {
+			name := filepath.Join("traces", strconv.Itoa(r)+ext)
+			x, _ := os.ReadFile(filepath.Join(dir, name))
+			y, _ := os.ReadFile(filepath.Join(again, name))
+			if len(x) == 0 || string(x) != string(y) {
+				t.Errorf("%s differs between two runs with one seed", name)
+			}
+		}
+	}
+
+	if _, err := unify.Definitions(dir); err != nil {
+		t.Fatal(err)
+	}
+	checkProfile(t, dir, sum)
+}

@@ -1,0 +1,4 @@
+package unify
+
+// TestHookRename lets the external tests interrupt Definitions.
+var TestHookRename = &testHookRename
