@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"scout/combine"
+	"scout/cube"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
@@ -32,6 +33,8 @@ func exitCode(err error) int {
 const usageText = `Usage: scout [flags] TRACE
        scout tracegen [flags]    write a synthetic trace (scout tracegen -h)
        scout unify ARCHIVE       build global definitions of a local-definitions archive
+       scout report FILE.cubex   summarize a report (--csv: all its values)
+       scout combine -o OUT.cubex PART.cubex...   merge partial reports
 
 Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
 directory holding it) of an MPI program for wait states.
@@ -44,6 +47,8 @@ Flags:
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"tracegen": runTracegen,
 	"unify":    runUnify,
+	"report":   runReport,
+	"combine":  runCombine,
 }
 
 // options are the analysis command's settings.
@@ -64,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("scout", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVarP(&o.outDir, "output", "o", "", "write the report files (trace.stat) into `DIR` (default: the trace's directory)")
+	fs.StringVarP(&o.outDir, "output", "o", "", "write the report (scout.cubex) and statistics (trace.stat) into `DIR` (default: the trace's directory)")
 	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
@@ -115,14 +120,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
+	cr, err := rep.Cube()
+	if err != nil {
+		return fmt.Errorf("building the report: %w", err)
+	}
+	report := filepath.Join(dir, "scout.cubex")
+	if err := cube.WriteFile(report, cr); err != nil {
+		return fmt.Errorf("writing the report: %w (choose another directory with -o)", err)
+	}
 	stat := filepath.Join(dir, "trace.stat")
 	if err := writeOutput(stat, stdout, rep.WriteStats); err != nil {
+		os.Remove(report) // all outputs or none
 		return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
 	}
 	if !o.quiet {
 		rep.WriteSummary(stderr, 5)
 	}
-	prog.printf("wrote %s", stat)
+	prog.printf("wrote %s and %s", report, stat)
 	if o.csv != "" {
 		if err := writeOutput(o.csv, stdout, rep.WriteCSV); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
