@@ -1,0 +1,216 @@
+//go:build mpi
+
+package mpi
+
+/*
+#include <mpi.h>
+
+// scout_link_improbe checks for a message with tag from any source; if
+// there is one, it is matched into *msg and its source and byte count
+// returned.
+static int scout_link_improbe(int tag, MPI_Comm comm, int *flag, MPI_Message *msg, int *src, int *count) {
+	MPI_Status st;
+	int rc = MPI_Improbe(MPI_ANY_SOURCE, tag, comm, flag, msg, &st);
+	if (rc != MPI_SUCCESS || !*flag) return rc;
+	*src = st.MPI_SOURCE;
+	return MPI_Get_count(&st, MPI_BYTE, count);
+}
+
+static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
+	return MPI_Mrecv(buf, n, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"scout/hpc"
+)
+
+// Link is an hpc.Link over MPI: the processes of communicator c, with
+// messages of one tag, for hosted runs (hpc.RunHosted) with several
+// virtual ranks per MPI process.
+//
+// MPI is initialized without thread support, so every MPI call of a
+// link happens in Recv and Close, which must be called on the goroutine
+// that called Init (hpc.RunHosted calls Recv on its caller's goroutine).
+// Send, called by the virtual ranks' goroutines, only queues the
+// message; Recv starts the queued sends (MPI_Isend, in order, which keeps
+// each pair of processes in order), completes them (MPI_Test), and polls
+// for arrivals (MPI_Improbe from any source) until one arrives, yielding
+// and then sleeping up to 50µs between polls while idle.
+type Link struct {
+	c   *Comm
+	tag int
+
+	mu     sync.Mutex
+	out    []linkMsg // queued by Send, not yet started
+	closed bool
+
+	pending []*Request // started sends; Recv and Close only
+}
+
+type linkMsg struct {
+	to  int
+	msg []byte
+}
+
+var _ hpc.Link = (*Link)(nil)
+
+// CloseTimeout bounds how long Close waits for the link's sends to
+// complete.
+var CloseTimeout = 30 * time.Second
+
+// NewLink returns a link between the processes of c that sends and
+// receives with tag; no other traffic on c may use tag.
+func NewLink(c *Comm, tag int) *Link { return &Link{c: c, tag: tag} }
+
+// Proc returns this process's rank in the communicator.
+func (l *Link) Proc() int { return l.c.rank }
+
+// Procs returns the number of processes in the communicator.
+func (l *Link) Procs() int { return l.c.size }
+
+// Send queues a copy of msg for process proc; Recv or Close sends it.
+func (l *Link) Send(proc int, msg []byte) error {
+	if proc < 0 || proc >= l.c.size {
+		return fmt.Errorf("mpi: link send to process %d of %d", proc, l.c.size)
+	}
+	if len(msg) > math.MaxInt32 {
+		return fmt.Errorf("mpi: link send of %d bytes: too large", len(msg))
+	}
+	m := linkMsg{to: proc, msg: append([]byte(nil), msg...)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return hpc.ErrLinkClosed
+	}
+	l.out = append(l.out, m)
+	return nil
+}
+
+// progress starts the queued sends and releases the completed ones. It
+// reports whether it did anything.
+func (l *Link) progress() (bool, error) {
+	l.mu.Lock()
+	out := l.out
+	l.out = nil
+	l.mu.Unlock()
+	for i, m := range out {
+		r, err := l.c.Isend(m.to, l.tag, m.msg)
+		if err != nil {
+			l.mu.Lock()
+			l.out = append(out[i:], l.out...) // keep them, in order
+			l.mu.Unlock()
+			return false, err
+		}
+		l.pending = append(l.pending, r)
+	}
+	busy := len(out) > 0
+	keep := l.pending[:0]
+	for _, r := range l.pending {
+		done, err := r.Test()
+		if err != nil {
+			return busy, err
+		}
+		if !done {
+			keep = append(keep, r)
+		} else {
+			busy = true
+		}
+	}
+	clear(l.pending[len(keep):])
+	l.pending = keep
+	return busy, nil
+}
+
+// idle waits a little before the next poll: it yields at first, then
+// sleeps for growing times up to 50µs.
+func idle(round int) {
+	if round < 16 {
+		runtime.Gosched()
+		return
+	}
+	time.Sleep(min(time.Microsecond<<min(round-16, 6), 50*time.Microsecond))
+}
+
+// Recv waits for the next message from any process, driving the link's
+// sends meanwhile. It must be called on the goroutine that called Init.
+func (l *Link) Recv() (int, []byte, error) {
+	for round := 0; ; round++ {
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			return 0, nil, hpc.ErrLinkClosed
+		}
+		busy, err := l.progress()
+		if err != nil {
+			return 0, nil, err
+		}
+		var flag, src, count C.int
+		var msg C.MPI_Message
+		if err := check("MPI_Improbe", C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
+			return 0, nil, err
+		}
+		if flag != 0 {
+			buf := make([]byte, int(count)+1) // never empty, for the pointer
+			if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, &msg)); err != nil {
+				return 0, nil, err
+			}
+			return int(src), buf[:count:count], nil
+		}
+		if busy {
+			round = 0
+		}
+		idle(round)
+	}
+}
+
+// Close sends what is still queued and waits until every send has
+// completed (the receivers of a hosted run receive everything sent to
+// them). After CloseTimeout it gives up and reports the sends still
+// pending. It must be called on the goroutine that called Init.
+func (l *Link) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	deadline := time.Now().Add(CloseTimeout)
+	var err error
+	for round := 0; ; round++ {
+		var busy bool
+		busy, err = l.progress()
+		l.mu.Lock()
+		queued := len(l.out)
+		l.mu.Unlock()
+		if err != nil || (len(l.pending) == 0 && queued == 0) || time.Now().After(deadline) {
+			break
+		}
+		if busy {
+			round = 0
+		}
+		idle(round)
+	}
+	l.mu.Lock()
+	l.closed = true
+	left := len(l.out) + len(l.pending)
+	l.out = nil
+	l.mu.Unlock()
+	if left > 0 {
+		// A receiver is gone; MPI_Cancel of a matched send could block,
+		// so the requests are left to MPI_Finalize or MPI_Abort.
+		err = errors.Join(err, fmt.Errorf("mpi: link closed with %d sends not completed after %v", left, CloseTimeout))
+	}
+	l.pending = nil
+	return err
+}

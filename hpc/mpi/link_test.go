@@ -1,0 +1,250 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/hpc"
+)
+
+// The link tests run under mpirun with any number of processes (make
+// test-mpi uses 4; 2 gives the N=5-on-2 case). MPI calls stay on the
+// test's goroutine, locked to its thread, as the other tests of this
+// package do: Init ran on the main goroutine, which m.Run leaves idle.
+
+// TestLinkOrder sends from several goroutines to every process and
+// checks that each pair of processes keeps its order.
+func TestLinkOrder(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	l := NewLink(w, 901)
+	me, n := l.Proc(), l.Procs()
+	const per = 200
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // Send from another goroutine while Recv drives MPI.
+		defer wg.Done()
+		for i := range per {
+			for p := range n {
+				msg := fmt.Appendf(nil, "%d>%d#%d", me, p, i)
+				if i == per-1 {
+					msg = append(msg, make([]byte, 1<<20)...) // beyond eager sizes
+				}
+				if err := l.Send(p, msg); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	next := make([]int, n)
+	for range per * n {
+		from, msg, err := l.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%d>%d#%d", from, me, next[from])
+		if !strings.HasPrefix(string(msg), want) {
+			t.Fatalf("from %d: got %.20q, want %q", from, msg, want)
+		}
+		next[from]++
+	}
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Send(0, nil); !errors.Is(err, hpc.ErrLinkClosed) {
+		t.Errorf("Send after Close: %v", err)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostedBody is body plus point-to-point traffic between every pair of
+// ranks, order-sensitive sums and the names of new communicators.
+func hostedBody(c hpc.Comm) []string {
+	out := body(c)
+	me, n := c.Rank(), c.Size()
+	rec := func(what string, v any, err error) {
+		out = append(out, fmt.Sprintf("%s: %v %v", what, v, err))
+	}
+	for d := range n {
+		for tag := range 2 {
+			for i := range 2 {
+				rec("send", nil, c.Send(d, tag, fmt.Appendf(nil, "%d>%d#%d.%d", me, d, tag, i)))
+			}
+		}
+	}
+	for s := n - 1; s >= 0; s-- {
+		for tag := 1; tag >= 0; tag-- {
+			for range 2 {
+				m, err := c.Recv(s, tag)
+				rec("recv", string(m), err)
+			}
+		}
+	}
+	v := 1 + float64(me)*0.1
+	if me == 0 {
+		v = 1e16
+	}
+	f, err := hpc.Allreduce(c, hpc.Sum, []float64{v, -v})
+	rec("sum", fmt.Sprintf("%x %x", math.Float64bits(f[0]), math.Float64bits(f[1])), err)
+	sc, err := hpc.Scan(c, hpc.Sum, []float64{v})
+	rec("scan", sc, err)
+	sub, err := c.Split(me%3, n-me)
+	if err == nil {
+		rec("sub", fmt.Sprint(sub.Name(), sub.Rank(), sub.Size()), nil)
+		all, err := sub.Allgather([]byte{byte(me)})
+		rec("sub allgather", all, err)
+		cr, err := sub.Create([]int{sub.Size() - 1})
+		if cr != nil {
+			rec("create", fmt.Sprint(cr.Name(), cr.Rank(), cr.Size()), err)
+			b, err := cr.Bcast(0, []byte("one"))
+			rec("create bcast", string(b), err)
+		}
+	}
+	rec("split", nil, err)
+	return out
+}
+
+// TestLinkHosted runs hosted bodies with more virtual ranks than
+// processes, and as many, and compares every local rank's transcript
+// with the in-process run.
+func TestLinkHosted(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	procs := w.Size()
+	type config struct {
+		n     int
+		place []int
+	}
+	var configs []config
+	for _, n := range []int{procs + 3, procs} {
+		configs = append(configs, config{n, hpc.BlockPlacement(n, procs)}, config{n, hpc.RoundRobinPlacement(n, procs)})
+	}
+	for i, cf := range configs {
+		t.Run(fmt.Sprintf("N=%d/%v", cf.n, cf.place), func(t *testing.T) {
+			want := make([][]string, cf.n)
+			if err := hpc.RunInProcess(cf.n, func(c hpc.Comm) error {
+				want[c.Rank()] = hostedBody(c)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := make([][]string, cf.n)
+			l := NewLink(w, 910+i)
+			start := time.Now()
+			err := hpc.RunHosted(l, cf.place, func(c hpc.Comm) error {
+				got[c.Rank()] = hostedBody(c)
+				return nil
+			})
+			if cerr := l.Close(); cerr != nil {
+				t.Error(cerr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("process %d: hosted run in %v", w.Rank(), time.Since(start))
+			for v, p := range cf.place {
+				if p != w.Rank() {
+					continue
+				}
+				if d := cmp.Diff(want[v], got[v]); d != "" {
+					t.Errorf("rank %d on process %d: (-in-process +hosted):\n%s", v, p, d)
+				}
+			}
+		})
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLinkHostedAbort has the last virtual rank fail while the others
+// wait for it: every process's run ends with an error, the others'
+// ranks with ErrAborted.
+func TestLinkHostedAbort(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	n := w.Size() + 3
+	place := hpc.RoundRobinPlacement(n, w.Size())
+	l := NewLink(w, 930)
+	errs := make([]error, n)
+	err := hpc.RunHosted(l, place, func(c hpc.Comm) error {
+		var err error
+		if c.Rank() == n-1 {
+			time.Sleep(10 * time.Millisecond)
+			err = errors.New("rank failed on purpose")
+		} else {
+			_, err = c.Recv(n-1, 0)
+		}
+		errs[c.Rank()] = err
+		return err
+	})
+	if cerr := l.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "rank failed on purpose") {
+		t.Errorf("process %d: run error %v, want the failure", w.Rank(), err)
+	}
+	for v, p := range place {
+		if p == w.Rank() && v != n-1 && !errors.Is(errs[v], hpc.ErrAborted) {
+			t.Errorf("rank %d: error %v, want ErrAborted", v, errs[v])
+		}
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLinkIdleCPU checks that a router waiting for messages does not
+// spin: while the virtual ranks sleep, the process uses little CPU.
+func TestLinkIdleCPU(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	l := NewLink(w, 940)
+	const nap = 500 * time.Millisecond
+	before, start := cpuTime(t), time.Now()
+	err := hpc.RunHosted(l, hpc.BlockPlacement(w.Size(), w.Size()), func(c hpc.Comm) error {
+		time.Sleep(nap)
+		return c.Barrier()
+	})
+	if cerr := l.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := float64(cpuTime(t)-before) / float64(time.Since(start))
+	t.Logf("process %d: %.1f%% of a CPU while idle", w.Rank(), 100*share)
+	if share > 0.5 {
+		t.Errorf("process %d used %.0f%% of a CPU while waiting", w.Rank(), 100*share)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

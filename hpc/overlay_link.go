@@ -1,0 +1,194 @@
+package hpc
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Link moves byte messages between the processes of a hosted run (see
+// RunHosted). Processes are numbered 0..Procs()-1.
+//
+// Send may be called by several goroutines at once; Recv is called by
+// one goroutine at a time (RunHosted's router, on the goroutine that
+// called RunHosted). An implementation may require Recv and Close to be
+// called on one particular goroutine, as an MPI link does.
+type Link interface {
+	// Proc returns this process's number.
+	Proc() int
+	// Procs returns the number of processes.
+	Procs() int
+	// Send queues a copy of msg for process proc, which may be this
+	// process itself; it does not wait for the receiver. Messages from
+	// one process to another are received in the order they were sent.
+	Send(proc int, msg []byte) error
+	// Recv waits for the next message from any process and returns its
+	// sender and payload, which belongs to the caller.
+	Recv() (proc int, msg []byte, err error)
+	// Close releases the link once a run is over: it waits until the
+	// messages sent have left this process. Recv and Send fail
+	// afterwards.
+	Close() error
+}
+
+// ErrLinkClosed is the error of a Link's Send or Recv after Close.
+var ErrLinkClosed = errors.New("hpc: link closed")
+
+// BlockPlacement places n virtual ranks on procs processes in contiguous
+// blocks, the first n%procs processes holding one more: the placement
+// argument of RunHosted.
+func BlockPlacement(n, procs int) []int {
+	place := make([]int, n)
+	if procs < 1 {
+		return place
+	}
+	per, extra := n/procs, n%procs
+	v := 0
+	for p := range procs {
+		k := per
+		if p < extra {
+			k++
+		}
+		for range k {
+			place[v] = p
+			v++
+		}
+	}
+	return place
+}
+
+// RoundRobinPlacement places virtual rank v on process v % procs.
+func RoundRobinPlacement(n, procs int) []int {
+	place := make([]int, n)
+	for v := range place {
+		if procs > 0 {
+			place[v] = v % procs
+		}
+	}
+	return place
+}
+
+// NewMemLinks returns procs connected in-memory Links, one per process,
+// for running hosted runs (RunHosted) of several "processes" in one
+// process, as the tests do.
+func NewMemLinks(procs int) []Link {
+	net := &memNet{boxes: make([]*memBox, procs)}
+	links := make([]Link, procs)
+	for p := range procs {
+		net.boxes[p] = &memBox{}
+		net.boxes[p].cond.L = &net.boxes[p].mu
+		links[p] = &memLink{net: net, proc: p}
+	}
+	return links
+}
+
+// memNet is the shared state of the links made by one NewMemLinks call.
+type memNet struct {
+	boxes []*memBox // inbox by process
+}
+
+// memBox is one process's inbox: one FIFO for all senders, which keeps
+// every (sender, receiver) pair in order.
+type memBox struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	msgs   []memMsg
+	head   int
+	closed bool
+	broken error // set by breakAll: every Recv fails with it
+}
+
+type memMsg struct {
+	from int
+	msg  []byte
+}
+
+// memLink is one process's end of a memNet.
+type memLink struct {
+	net  *memNet
+	proc int
+}
+
+func (l *memLink) Proc() int  { return l.proc }
+func (l *memLink) Procs() int { return len(l.net.boxes) }
+
+// Send appends a copy of msg to proc's inbox.
+func (l *memLink) Send(proc int, msg []byte) error {
+	if proc < 0 || proc >= len(l.net.boxes) {
+		return fmt.Errorf("hpc: link send to process %d of %d", proc, len(l.net.boxes))
+	}
+	if err := l.net.boxes[l.proc].state(); err != nil {
+		return err
+	}
+	b := l.net.boxes[proc]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.broken != nil {
+		return b.broken
+	}
+	if b.closed {
+		return fmt.Errorf("hpc: link send to process %d: %w", proc, ErrLinkClosed)
+	}
+	b.msgs = append(b.msgs, memMsg{from: l.proc, msg: clone(msg)})
+	b.cond.Signal()
+	return nil
+}
+
+// state returns the error that ends the box's use, if any.
+func (b *memBox) state() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.broken != nil:
+		return b.broken
+	case b.closed:
+		return ErrLinkClosed
+	}
+	return nil
+}
+
+// Recv waits for the next message in this process's inbox.
+func (l *memLink) Recv() (int, []byte, error) {
+	b := l.net.boxes[l.proc]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.head == len(b.msgs) && !b.closed && b.broken == nil {
+		b.cond.Wait()
+	}
+	if b.broken != nil {
+		return 0, nil, b.broken
+	}
+	if b.closed {
+		return 0, nil, ErrLinkClosed
+	}
+	m := b.msgs[b.head]
+	b.msgs[b.head] = memMsg{}
+	b.head++
+	if b.head == len(b.msgs) {
+		b.msgs, b.head = b.msgs[:0], 0
+	}
+	return m.from, m.msg, nil
+}
+
+// Close closes this process's end; messages still queued for it are
+// dropped.
+func (l *memLink) Close() error {
+	b := l.net.boxes[l.proc]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.msgs, b.head = nil, 0
+	b.cond.Broadcast()
+	return nil
+}
+
+// breakAll makes every Send and Recv of every link of the net fail with
+// err, as a failed network would (tests).
+func (n *memNet) breakAll(err error) {
+	for _, b := range n.boxes {
+		b.mu.Lock()
+		b.broken = err
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
+}
