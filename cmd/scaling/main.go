@@ -5,6 +5,13 @@
 // locations.
 //
 //	go run ./cmd/scaling [-o DIR] [--locations 2,4,...,64] [--events-per-location N] [--mpi]
+//
+// With --procs it instead measures placement: one trace (--trace, or one
+// generated with --ranks and --events) analyzed under mpirun with each of
+// the given numbers of analysis processes (M ≤ N ranks; M < N hosts
+// several ranks per process).
+//
+//	go run ./cmd/scaling --procs 1,2,4 [--trace DIR | --ranks N --events E]
 package main
 
 import (
@@ -46,31 +53,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	scout := fs.String("scout", "", "scout binary (default: build it into DIR)")
 	useMPI := fs.Bool("mpi", false, "run the MPI version under mpirun with one process per location")
 	keep := fs.Bool("keep", false, "keep the generated traces")
+	procs := fs.String("procs", "", "placement experiment: comma-separated numbers of MPI processes")
+	trace := fs.String("trace", "", "placement experiment: the trace to analyze (default: generate one)")
+	ranks := fs.Int("ranks", 8, "placement experiment: ranks of the generated trace")
+	events := fs.Uint64("events", 20_000_000, "placement experiment: events of the generated trace")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var counts []int
-	for _, f := range strings.Split(*locs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 2 {
-			return fmt.Errorf("--locations: bad count %q (need integers ≥ 2)", f)
+	if *procs != "" {
+		ms, err := parseCounts("--procs", *procs, 1)
+		if err != nil {
+			return err
 		}
-		counts = append(counts, n)
+		return placement(stdout, stderr, *out, *scout, ms, *trace, *ranks, *events, *keep)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	counts, err := parseCounts("--locations", *locs, 2)
+	if err != nil {
 		return err
 	}
-	bin := *scout
-	if bin == "" {
-		bin = filepath.Join(*out, "scout")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/scout")
-		if *useMPI {
-			build = exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./cmd/scout")
-		}
-		build.Stderr = stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building scout: %w", err)
-		}
+	bin, err := buildScout(stderr, *out, *scout, *useMPI)
+	if err != nil {
+		return err
 	}
 	var pts []point
 	fmt.Fprintf(stdout, "%10s %12s %10s %14s %16s %12s\n", "locations", "events", "time [s]", "events/s", "events/s/loc", "peak [MiB]")
@@ -119,6 +122,40 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(*out, "scaling.csv"), svg)
 	return nil
+}
+
+// parseCounts parses a comma-separated list of integers ≥ least.
+func parseCounts(flag, list string, least int) ([]int, error) {
+	var counts []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, fmt.Errorf("%s: bad count %q (need integers ≥ %d)", flag, f, least)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
+}
+
+// buildScout returns bin, or builds scout (the MPI version if mpi) into
+// dir when bin is empty.
+func buildScout(stderr io.Writer, dir, bin string, mpi bool) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "scout")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/scout")
+	if mpi {
+		build = exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./cmd/scout")
+	}
+	build.Stderr = stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building scout: %w", err)
+	}
+	return bin, nil
 }
 
 // countEvents sums the locations' numberOfEvents of a trace.

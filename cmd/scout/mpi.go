@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"scout/combine"
+	"scout/hpc"
 	"scout/hpc/mpi"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
@@ -76,40 +77,61 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
-	var mine []uint64 // this process's locations, master first
 	ranks := 0
 	for _, l := range defs.Locations {
-		p := pl[l.Self]
-		if p.Thread == 0 {
+		if pl[l.Self].Thread == 0 {
 			ranks++
 		}
-		if p.Rank == me {
-			mine = append(mine, l.Self)
+	}
+	procs := w.Size()
+	if procs > ranks {
+		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with at most %d (mpirun -np %d)", ranks, procs, ranks, ranks))
+	}
+	// Application rank r is analyzed by process place[r]: one rank per
+	// process when there are as many processes as ranks, else blocks of
+	// consecutive ranks, whose messages stay in memory.
+	place := hpc.BlockPlacement(ranks, procs)
+	var masters, threads []uint64 // this process's locations
+	for _, l := range defs.Locations {
+		p := pl[l.Self]
+		if p.Rank < 0 || p.Rank >= ranks {
+			return fail(fmt.Errorf("%s: location %d has MPI rank %d, but the trace has ranks 0..%d", a.GlobalDefPath(), l.Self, p.Rank, ranks-1))
+		}
+		switch {
+		case place[p.Rank] != me:
+		case p.Thread == 0:
+			masters = append(masters, l.Self)
+		default:
+			threads = append(threads, l.Self)
 		}
 	}
-	if w.Size() != ranks {
-		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with mpirun -np %d", ranks, w.Size(), ranks))
+	sort.Slice(masters, func(i, j int) bool { return pl[masters[i]].Rank < pl[masters[j]].Rank })
+	for i, r := 0, 0; r < ranks; r++ {
+		if place[r] != me {
+			continue
+		}
+		if i >= len(masters) || pl[masters[i]].Rank != r {
+			return fail(fmt.Errorf("%s: MPI ranks are not numbered 0..%d (rank %d has no master thread)", a.GlobalDefPath(), ranks-1, r))
+		}
+		i++
 	}
-	sort.Slice(mine, func(i, j int) bool { return pl[mine[i]].Thread < pl[mine[j]].Thread })
-	prog.printf("analyzing %d ranks with %d MPI processes", ranks, w.Size())
+	if procs == ranks {
+		prog.printf("analyzing %d ranks with %d MPI processes", ranks, procs)
+	} else {
+		prog.printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
+	}
 	faultInjection(me)
-	var results []locResult
 	h := w.Comm()
-	world := replay.OverHPC(h)
-	for k, loc := range mine {
-		var r locResult
-		if k == 0 {
-			r, err = analyzeRank(a, defs, env, loc, world)
-		} else {
-			r, err = profileOnly(a, defs, loc)
-		}
+	results, err := analyzeMasters(a, defs, env, masters, place, w, h)
+	if err != nil {
+		return fail(err)
+	}
+	for _, loc := range threads {
+		r, err := profileOnly(a, defs, loc)
 		if err != nil {
 			return fail(err)
 		}
 		results = append(results, r)
-	}
-	if err := h.Finish(); err != nil {
-		return fail(err)
 	}
 	// Unify the call trees in parallel: this process's locations first,
 	// then a reduction over the processes.
@@ -178,4 +200,48 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	rep.Events = events
 	warnCCV(prog, all)
 	return rep, nil
+}
+
+// hostedTag is the MPI tag of the link between processes that host
+// several application ranks each (on a communicator of its own).
+const hostedTag = 4242
+
+// analyzeMasters replays the master locations this process hosts (in
+// rank order). With one rank per process it replays over MPI directly;
+// with several, each rank replays in a goroutine and the ranks of all
+// processes talk through a hosted run over an MPI link.
+func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, place []int, w *mpi.Comm, h *mpi.HPC) ([]locResult, error) {
+	if len(place) == w.Size() {
+		r, err := analyzeRank(a, defs, env, masters[0], replay.OverHPC(h))
+		if err != nil {
+			return nil, err
+		}
+		return []locResult{r}, h.Finish()
+	}
+	lc, err := w.Split(0, w.Rank())
+	if err != nil {
+		return nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
+	}
+	link := mpi.NewLink(lc, hostedTag)
+	first := 0 // the first rank this process hosts
+	for first < len(place) && place[first] != w.Rank() {
+		first++
+	}
+	results := make([]locResult, len(masters))
+	err = hpc.RunHosted(link, place, func(c hpc.Comm) error {
+		k := c.Rank() - first
+		if k < 0 || k >= len(masters) {
+			return fmt.Errorf("internal error: process %d was given rank %d", w.Rank(), c.Rank())
+		}
+		r, err := analyzeRank(a, defs, env, masters[k], replay.OverHPC(c))
+		results[k] = r
+		return err
+	})
+	if cerr := link.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, explainDeadlock(err)
+	}
+	return results, lc.Free()
 }

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"scout/internal/tracetest"
+	"scout/localtrace"
 	"scout/localtrace/otf2"
 )
 
@@ -38,8 +41,10 @@ func mpirun(np int, args ...string) *exec.Cmd {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestMPIMatchesInProcess runs the MPI version with one process per rank
-// on every reference trace and compares its CSV with the in-process run.
+// TestMPIMatchesInProcess runs the MPI version on every reference trace
+// with one process per rank (M = N), with one process for all ranks and
+// with two, and compares its CSV, report and statistics with the
+// in-process run's.
 func TestMPIMatchesInProcess(t *testing.T) {
 	bin := buildMPI(t)
 	for _, tr := range tracetest.All(t) {
@@ -52,34 +57,63 @@ func TestMPIMatchesInProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tmp := t.TempDir()
-			out := filepath.Join(tmp, "mpi.csv")
-			cmd := mpirun(len(d.Locations), bin, "-q", "-o", tmp, "--csv", out, tr.Dir)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("mpirun: %v\n%s", err, b)
-			}
-			got, err := os.ReadFile(out)
+			pl, err := localtrace.Placements(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := csvOf(t, tr.Dir); !bytes.Equal(got, []byte(want)) {
-				t.Errorf("MPI CSV differs from the in-process CSV")
+			ranks := 0
+			for _, p := range pl {
+				if p.Thread == 0 {
+					ranks++
+				}
+			}
+			want := t.TempDir()
+			if err := run([]string{"-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), tr.Dir}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			for _, np := range []int{ranks, 1, 2} {
+				if np > ranks || (np < ranks && testing.Short()) {
+					continue
+				}
+				got := t.TempDir()
+				cmd := mpirun(np, bin, "-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), tr.Dir)
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("mpirun -np %d: %v\n%s", np, err, b)
+				}
+				for _, f := range []string{"scout.csv", "trace.stat"} {
+					if !bytes.Equal(readFile(t, filepath.Join(got, f)), readFile(t, filepath.Join(want, f))) {
+						t.Errorf("-np %d: %s differs from the in-process run's", np, f)
+					}
+				}
+				g, w := cubeCells(t, filepath.Join(got, "scout.cubex")), cubeCells(t, filepath.Join(want, "scout.cubex"))
+				if !cmp.Equal(g, w) {
+					t.Errorf("-np %d: scout.cubex differs from the in-process report: %v", np, tracetest.Diff(g, w, 5))
+				}
 			}
 		})
 	}
 }
 
-// TestMPIWrongProcessCount checks the message for a process count that
-// does not match the trace.
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMPIWrongProcessCount checks the message for more processes than
+// the trace has ranks.
 func TestMPIWrongProcessCount(t *testing.T) {
 	bin := buildMPI(t)
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
 	tmp := t.TempDir()
-	b, err := mpirun(3, bin, "-q", "-o", tmp, "--csv", filepath.Join(tmp, "x.csv"), dir).CombinedOutput()
+	b, err := mpirun(5, bin, "-q", "-o", tmp, "--csv", filepath.Join(tmp, "x.csv"), dir).CombinedOutput()
 	if err == nil {
-		t.Fatal("3 processes for a 4-rank trace succeeded")
+		t.Fatal("5 processes for a 4-rank trace succeeded")
 	}
-	if !strings.Contains(string(b), "mpirun -np 4") {
+	if !strings.Contains(string(b), "at most 4") {
 		t.Errorf("message does not say how to start it:\n%s", b)
 	}
 }
@@ -98,23 +132,26 @@ func TestNoMPIBuildUnderLauncher(t *testing.T) {
 	}
 }
 
-// TestMPIRankKilled kills one rank mid-analysis: the job must fail with
-// a message and leave no output files.
+// TestMPIRankKilled kills one process mid-analysis, with one process per
+// rank and with two ranks per process: the job must fail with a message
+// and leave no output files.
 func TestMPIRankKilled(t *testing.T) {
 	bin := buildMPI(t)
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np4")
-	out := t.TempDir()
-	cmd := mpirun(4, bin, "-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir)
-	cmd.Env = append(cmd.Env, "SCOUT_FAULT_KILL_RANK=2")
-	b, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("job with a killed rank succeeded:\n%s", b)
-	}
-	if !strings.Contains(strings.ToLower(string(b)), "signal") && !strings.Contains(string(b), "killed") {
-		t.Errorf("no message about the killed rank:\n%s", b)
-	}
-	if files, _ := os.ReadDir(out); len(files) != 0 {
-		t.Errorf("output left behind: %v", files)
+	for _, np := range []int{4, 2} {
+		out := t.TempDir()
+		cmd := mpirun(np, bin, "-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir)
+		cmd.Env = append(cmd.Env, "SCOUT_FAULT_KILL_RANK=1")
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("-np %d: job with a killed process succeeded:\n%s", np, b)
+		}
+		if !strings.Contains(strings.ToLower(string(b)), "signal") && !strings.Contains(string(b), "killed") {
+			t.Errorf("-np %d: no message about the killed process:\n%s", np, b)
+		}
+		if files, _ := os.ReadDir(out); len(files) != 0 {
+			t.Errorf("-np %d: output left behind: %v", np, files)
+		}
 	}
 }
 

@@ -8,7 +8,8 @@
 # It looks for the Score-P experiment in $SCOREP_EXPERIMENT_DIRECTORY or
 # the newest scorep-*/traces.otf2 below the job's submit directory, runs
 # scout on it (the MPI build with srun when available and inside an
-# allocation, otherwise the in-process analysis), and leaves trace.stat,
+# allocation, with one process per traced rank or as many as the job
+# has tasks if that is fewer; otherwise the in-process analysis), and leaves trace.stat,
 # the report and scout.log in the experiment directory. It never fails
 # the job: problems are logged and the hook exits 0.
 #
@@ -42,7 +43,11 @@ SCOUT_MPI=${SCOUT_MPI:-scout-mpi}
 if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && command -v "$SCOUT_MPI" >/dev/null; then
   # one process per traced rank: master-thread locations have ids < 2^32
   ranks=$(ls "$exp/traces/" | awk -F. '$2 == "evt" && $1 < 4294967296' | wc -l)
-  cmd=(srun --ntasks="$ranks" "$SCOUT_MPI" ${SCOUT_ARGS:-} "$exp")
+  # scout hosts several ranks per process when it has fewer processes than
+  # the trace has ranks, so a smaller allocation works too.
+  procs=$ranks
+  if [ -n "${SLURM_NTASKS:-}" ] && [ "$SLURM_NTASKS" -lt "$ranks" ]; then procs=$SLURM_NTASKS; fi
+  cmd=(srun --ntasks="$procs" "$SCOUT_MPI" ${SCOUT_ARGS:-} "$exp")
 else
   cmd=("$SCOUT" ${SCOUT_ARGS:-} "$exp")
 fi
