@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -19,6 +19,7 @@ help:
 	@echo "make bench   benchmarks (decode speed, bytes/event)"
 	@echo "make fuzz    run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
+	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
@@ -58,6 +59,11 @@ fuzz:
 # Weak scaling: 2…64 locations with a fixed number of events per location.
 scaling:
 	$(GO) run ./cmd/scaling -o scaling $(if $(MPI),--mpi)
+
+# Placement: one trace analyzed under mpirun with M = 1, 2, 4 processes.
+PROCS ?= 1,2,4
+placement:
+	$(GO) run ./cmd/scaling -o scaling --procs $(PROCS) $(if $(TRACE),--trace $(TRACE))
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -169,33 +169,70 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		}
 		prog.printf("peak memory per process before combining (rank:MiB):%s", b.String())
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(wire); err != nil {
-		return fail(err)
-	}
-	parts, err := w.Gather(0, buf.Bytes())
-	if err != nil {
-		return fail(err)
-	}
+	// Rank 0 collects the results location by location, process after
+	// process, so that besides the report it holds one location's
+	// encoded result at a time.
 	if me != 0 {
+		if err := h.Send(0, resultTag, binary.AppendUvarint(nil, uint64(len(wire)))); err != nil {
+			return fail(err)
+		}
+		for _, r := range wire {
+			var buf bytes.Buffer
+			if err := gob.NewEncoder(&buf).Encode(r); err != nil {
+				return fail(err)
+			}
+			if err := h.Send(0, resultTag, buf.Bytes()); err != nil {
+				return fail(err)
+			}
+		}
+		if err := h.Finish(); err != nil {
+			return fail(err)
+		}
 		return nil, nil
 	}
 	rep := combine.New(defs, tree, pl, patterns.Catalog)
 	var all []locResult // for the clock-condition summary
 	events := 0
-	for p, part := range parts {
-		var rs []wireResult
-		if err := gob.NewDecoder(bytes.NewReader(part)).Decode(&rs); err != nil {
-			return fail(fmt.Errorf("decoding the results of rank %d: %w", p, err))
+	add := func(r wireResult) error {
+		if err := rep.Add(r.Result); err != nil {
+			return err
 		}
-		for _, r := range rs {
-			if err := rep.Add(r.Result); err != nil {
+		rep.Instances = append(rep.Instances, r.Instances...)
+		events += r.Events
+		all = append(all, locResult{loc: r.Result.Location, ccv: r.CCV})
+		return nil
+	}
+	for _, r := range wire {
+		if err := add(r); err != nil {
+			return fail(err)
+		}
+	}
+	wire = nil
+	for p := 1; p < procs; p++ {
+		b, err := h.Recv(p, resultTag)
+		if err != nil {
+			return fail(err)
+		}
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(defs.Locations)) {
+			return fail(fmt.Errorf("process %d announced a bad number of results (%d)", p, n))
+		}
+		for range n {
+			b, err := h.Recv(p, resultTag)
+			if err != nil {
 				return fail(err)
 			}
-			rep.Instances = append(rep.Instances, r.Instances...)
-			events += r.Events
-			all = append(all, locResult{loc: r.Result.Location, ccv: r.CCV})
+			var r wireResult
+			if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
+				return fail(fmt.Errorf("decoding a result of process %d: %w", p, err))
+			}
+			if err := add(r); err != nil {
+				return fail(err)
+			}
 		}
+	}
+	if err := h.Finish(); err != nil {
+		return fail(err)
 	}
 	rep.Events = events
 	warnCCV(prog, all)
@@ -206,10 +243,14 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 // several application ranks each (on a communicator of its own).
 const hostedTag = 4242
 
+// resultTag is the MPI tag of the results sent to rank 0.
+const resultTag = 4243
+
 // analyzeMasters replays the master locations this process hosts (in
 // rank order). With one rank per process it replays over MPI directly;
-// with several, each rank replays in a goroutine and the ranks of all
-// processes talk through a hosted run over an MPI link.
+// with one process for all ranks, in-process; otherwise each rank replays
+// in a goroutine and the ranks of all processes talk through a hosted run
+// over an MPI link.
 func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, place []int, w *mpi.Comm, h *mpi.HPC) ([]locResult, error) {
 	if len(place) == w.Size() {
 		r, err := analyzeRank(a, defs, env, masters[0], replay.OverHPC(h))
@@ -217,6 +258,19 @@ func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters [
 			return nil, err
 		}
 		return []locResult{r}, h.Finish()
+	}
+	if w.Size() == 1 {
+		// One process for all ranks: the in-process transport.
+		results := make([]locResult, len(masters))
+		err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+			r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
+			results[c.Rank()] = r
+			return err
+		})
+		if err != nil {
+			return nil, explainDeadlock(err)
+		}
+		return results, nil
 	}
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {
