@@ -12,24 +12,26 @@ var StatPatterns = []string{
 }
 
 // Instance is one occurrence of a wait state, for the statistics file.
+// Fields are ordered for a compact layout (48 bytes): a trace holds about
+// one instance per five events.
 type Instance struct {
-	Pattern  uint8   // index into StatPatterns
-	Callpath uint32  // local call path (global once combined)
 	Enter    float64 // begin of the instance
 	Exit     float64 // end of the instance
 	Duration float64 // the wait time
-	Rank     int     // world rank
+	Callpath uint32  // local call path (global once combined)
+	Rank     int32   // world rank
 	// Coll identifies a collective operation instance (communicator and
 	// sequence number on it); the instances of all its participants are
 	// aggregated. Point-to-point instances have Coll.Seq == -1.
-	Coll CollKey
+	Coll    CollKey
+	Pattern uint8 // index into StatPatterns
 }
 
 // CollKey identifies one collective operation: the n-th analysed one on
 // a communicator.
 type CollKey struct {
 	Comm uint32
-	Seq  int
+	Seq  int32
 }
 
 const (
@@ -48,22 +50,22 @@ const (
 // Statistics collects the wait-state instances of one location.
 type Statistics struct {
 	Instances []Instance
-	seq       map[uint32]int
+	seq       map[uint32]int32
 }
 
 // RegisterStatistics subscribes a collector of wait-state instances to
 // bus. Register it after the patterns.
 func RegisterStatistics(bus *replay.Bus) *Statistics {
-	s := &Statistics{seq: map[uint32]int{}}
+	s := &Statistics{seq: map[uint32]int32{}}
 	p2p := CollKey{Seq: -1}
 	bus.On(replay.LateSender, func(c *replay.Ctx) error {
 		info := c.Aux.(*LateSenderInfo)
-		s.add(Instance{statLS, c.Callpath(info.Recv), c.EnterTime(info.Recv), c.Trace.Events[info.Recv].Time, info.Idle, c.Loc.Rank, p2p})
+		s.add(Instance{Pattern: statLS, Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	bus.On(replay.LateSenderWO, func(c *replay.Ctx) error {
 		info := c.Aux.(*LateSenderInfo)
-		s.add(Instance{statLSWO, c.Callpath(info.Recv), c.Remote[replay.RoleSend].Time, c.Event().Time, info.Idle, c.Loc.Rank, p2p})
+		s.add(Instance{Pattern: statLSWO, Callpath: c.Callpath(info.Recv), Enter: c.Remote[replay.RoleSend].Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	bus.On(replay.LateReceiver, func(c *replay.Ctx) error {
@@ -71,7 +73,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		if e := c.Event(); e.Kind == localtrace.KindIsend && e.C != localtrace.None {
 			cmp = int(e.C)
 		}
-		s.add(Instance{statLR, c.Callpath(cmp), c.EnterTime(cmp), c.Remote[replay.RoleRecv].Time, c.Idle, c.Loc.Rank, p2p})
+		s.add(Instance{Pattern: statLR, Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: c.Remote[replay.RoleRecv].Time, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	coll := func(topic replay.Topic, idle, completion int, syncOnly bool) {
@@ -85,10 +87,10 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 			cp := c.Callpath(c.Index)
 			enter := c.Coll.My.Time
 			if idle >= 0 && (topic != replay.FwNToOne || c.Idle > 0) {
-				s.add(Instance{uint8(idle), cp, enter, c.Coll.End, c.Idle, c.Loc.Rank, key})
+				s.add(Instance{Pattern: uint8(idle), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: key})
 			}
 			if completion >= 0 {
-				s.add(Instance{uint8(completion), cp, enter, c.Coll.End, c.Completion, c.Loc.Rank, key})
+				s.add(Instance{Pattern: uint8(completion), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Completion, Rank: int32(c.Loc.Rank), Coll: key})
 			}
 			return nil
 		})

@@ -5,9 +5,16 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
+	// Nearly all of scout's heap is long-lived and pointer-free (the
+	// events), so collecting more often is cheap, and it keeps the peak
+	// heap near the live data instead of twice it (GOGC's default).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "scout: %v\n", err)
 		os.Exit(exitCode(err))
