@@ -120,10 +120,19 @@ func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, to
 			if i == 3 {
 				break
 			}
-			rs = append(rs, fmt.Sprintf("rank %s %.0f%%", rv.Rank, 100*rv.Value/s.Total))
+			rs = append(rs, fmt.Sprintf("rank %s %s", rv.Rank, percent(100*rv.Value/s.Total)))
 		}
 		fmt.Fprintf(&b, "          ranks: %s\n", strings.Join(rs, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// percent formats a share for the summary: whole percents, or two
+// significant digits below 1% (with a thousand ranks each holds ~0.1%).
+func percent(p float64) string {
+	if p >= 1 || p == 0 {
+		return fmt.Sprintf("%.0f%%", p)
+	}
+	return fmt.Sprintf("%.2g%%", p)
 }
