@@ -141,22 +141,29 @@ func (c *handle) collective(ct *contrib) (*slot, error) {
 	return s, s.err
 }
 
+// checkContrib validates the arguments of one rank's collective call:
+// the root, the reduction operation and the members of a new
+// communicator, with the communicator's checks of a rank and of members.
+func checkContrib(ct *contrib, checkRank func(what string, r int) error, checkMembers func([]int) error) error {
+	switch ct.kind {
+	case kBcast, kGather:
+		return checkRank("root", ct.root)
+	case kReduce:
+		if err := checkRank("root", ct.root); err != nil {
+			return err
+		}
+		return checkOp(ct.op, ct.vec)
+	case kAllreduce, kScan, kExscan:
+		return checkOp(ct.op, ct.vec)
+	case kCreate:
+		return checkMembers(ct.members)
+	}
+	return nil
+}
+
 // admit validates ct and checks it against the first member's call.
 func (c *handle) admit(s *slot, ct *contrib) error {
-	var err error
-	switch ct.kind {
-	case kBcast, kGather, kReduce:
-		err = c.checkRank("root", ct.root)
-	}
-	switch ct.kind {
-	case kReduce, kAllreduce, kScan, kExscan:
-		if err == nil {
-			err = checkOp(ct.op, ct.vec)
-		}
-	case kCreate:
-		err = c.checkMembers(ct.members)
-	}
-	if err != nil {
+	if err := checkContrib(ct, c.checkRank, c.checkMembers); err != nil {
 		return fmt.Errorf("hpc: rank %d called %v on comm %s (call %d): %w", c.me.rank, ct, c.name, s.seq, err)
 	}
 	ref := s.in[s.first]

@@ -154,28 +154,34 @@ func (h *hub) failed(me *rankState, op string, blocked bool) error {
 			msg: fmt.Sprintf("hpc: aborted: rank %d %s %s: rank %d failed: %s",
 				me.rank, verb, op, f.rank, firstLine(f.cause.Error()))}
 	}
-	// The other ranks, the culprit first, then by rank.
+	return deadlockError(me.rank, f.rank, verb, op, f.state)
+}
+
+// deadlockError is the error of rank me, blocked (verb) in op, when a
+// deadlock was found: it names the state of the other ranks (state, by
+// rank; empty entries are skipped), the culprit first, then by rank.
+func deadlockError(me, culprit int, verb, op string, state []string) error {
 	const maxShown = 8
-	order := make([]int, 0, len(f.state))
-	if f.rank >= 0 && f.rank != me.rank {
-		order = append(order, f.rank)
+	order := make([]int, 0, len(state))
+	if culprit >= 0 && culprit != me && culprit < len(state) {
+		order = append(order, culprit)
 	}
-	for i := range f.state {
-		if i != me.rank && i != f.rank {
-			order = append(order, i)
+	for r := range state {
+		if r != me && r != culprit && state[r] != "" {
+			order = append(order, r)
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "hpc: deadlock: rank %d %s %s", me.rank, verb, op)
+	fmt.Fprintf(&b, "hpc: deadlock: rank %d %s %s", me, verb, op)
 	for i, r := range order {
 		if i == maxShown {
 			fmt.Fprintf(&b, "; and %d more", len(order)-maxShown)
 			break
 		}
 		b.WriteString("; ")
-		b.WriteString(f.state[r])
+		b.WriteString(state[r])
 	}
-	return &opError{kind: ErrDeadlock, rank: me.rank, msg: b.String()}
+	return &opError{kind: ErrDeadlock, rank: me, msg: b.String()}
 }
 
 // firstLine returns s up to its first newline, so that a panic's stack

@@ -102,19 +102,7 @@ func (c *hostComm) linkError(ct *contrib, seq int) error {
 // validate checks the caller's own call as RunInProcess's admit does and
 // returns the error message, "" if the call is valid.
 func (c *hostComm) validate(ct *contrib, seq int, name string) string {
-	var err error
-	switch ct.kind {
-	case kBcast, kGather, kReduce:
-		err = c.checkRank("root", ct.root)
-	}
-	switch ct.kind {
-	case kReduce, kAllreduce, kScan, kExscan:
-		if err == nil {
-			err = checkOp(ct.op, ct.vec)
-		}
-	case kCreate:
-		err = c.checkMembers(ct.members)
-	}
+	err := checkContrib(ct, c.checkRank, c.checkMembers)
 	if err == nil {
 		return ""
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 )
 
@@ -513,26 +512,5 @@ func (h *hostRun) failed(me *hostRank, op string, blocked bool) error {
 			msg: fmt.Sprintf("hpc: deadlock: rank %d %s %s; %s%s",
 				me.vrank, verb, op, f.by(), firstLine(f.cause.Error()))}
 	}
-	// The other ranks, the culprit first, then by rank.
-	const maxShown = 8
-	order := make([]int, 0, len(f.state))
-	if f.rank >= 0 && f.rank != me.vrank {
-		order = append(order, f.rank)
-	}
-	for v := range f.state {
-		if v != me.vrank && v != f.rank {
-			order = append(order, v)
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "hpc: deadlock: rank %d %s %s", me.vrank, verb, op)
-	for i, v := range order {
-		if i == maxShown {
-			fmt.Fprintf(&b, "; and %d more", len(order)-maxShown)
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(f.state[v])
-	}
-	return &opError{kind: ErrDeadlock, rank: me.vrank, msg: b.String()}
+	return deadlockError(me.vrank, f.rank, verb, op, f.state)
 }
