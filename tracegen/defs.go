@@ -32,7 +32,9 @@ const (
 	roleFunction   = 1
 	roleBarrier    = 15
 	roleOne2All    = 23
+	roleAll2One    = 24
 	roleAll2All    = 25
+	roleCollOther  = 26
 	roleP2P        = 28
 	paradigmUser   = 2 // COMPILER: compiler instrumentation
 	regionTypeFunc = 1 // the attic regionType Score-P writes for functions
@@ -77,8 +79,51 @@ func (g *gen) defs() *otf2.Defs {
 		{Self: commWorld, Name: strWorld, Group: 1, Parent: otf2.Undef32, Flags: 1},
 		{Self: commSelf, Name: strSelf, Group: 2, Parent: otf2.Undef32, Flags: 1},
 	}
+	g.gridDefs(d, str)
 	d.Attributes = []otf2.Attribute{{Self: 0, Name: strPid, Type: 4, Description: strPidDesc}}
 	return d
+}
+
+// gridDefs adds the communicators of the grid kinds: per split the
+// groups and communicators of the rows (as MPI_Comm_split makes them; no
+// name), per Cartesian grid a communicator over MPI_COMM_WORLD's group
+// and its topology as Score-P defines them ("MPI_Cartesian_4x2" with
+// dimensions "dimension 0", ..., and every rank's coordinates). The
+// Cartesian communicator is named like its topology, so that unification
+// tells the communicators of two grids apart.
+func (g *gen) gridDefs(d *otf2.Defs, str func(string) uint32) {
+	var dimNames []uint32
+	for _, c := range g.setup {
+		if c.split {
+			for row := range c.dims[0] {
+				members := make([]uint64, c.dims[1])
+				for j := range members {
+					members[j] = uint64(row*c.dims[1] + j)
+				}
+				d.Groups = append(d.Groups, otf2.Group{Self: c.group + uint32(row), Name: strEmpty, Members: members,
+					Type: otf2.GroupTypeCommGroup, Paradigm: otf2.ParadigmMPI})
+				d.Comms = append(d.Comms, otf2.Comm{Self: c.comm + uint32(row), Name: strEmpty, Group: c.group + uint32(row),
+					Parent: commWorld, Flags: 1})
+			}
+			continue
+		}
+		name := str("MPI_Cartesian_" + gridName(c.dims))
+		d.Comms = append(d.Comms, otf2.Comm{Self: c.comm, Name: name, Group: groupWorld, Parent: commWorld, Flags: 1})
+		topo := otf2.CartTopology{Self: c.topo, Name: name, Comm: c.comm}
+		for k, size := range c.dims {
+			for len(dimNames) <= k {
+				dimNames = append(dimNames, str(fmt.Sprintf("dimension %d", len(dimNames))))
+			}
+			id := uint32(len(d.CartDimensions))
+			d.CartDimensions = append(d.CartDimensions, otf2.CartDimension{Self: id, Name: dimNames[k], Size: uint32(size)})
+			topo.Dims = append(topo.Dims, id)
+		}
+		d.CartTopologies = append(d.CartTopologies, topo)
+		for r := range g.n {
+			d.CartCoordinates = append(d.CartCoordinates, otf2.CartCoordinate{Topology: c.topo, Rank: uint32(r),
+				Coords: coords(c.dims, r)})
+		}
+	}
 }
 
 // regions defines the regions in identifier order (reg* constants, then
@@ -113,11 +158,32 @@ func (g *gen) regions(str func(string) uint32) []otf2.Region {
 	for i, name := range g.names {
 		rs = append(rs, user(regPhase0+i, name))
 	}
+	for _, x := range g.extras {
+		e := extraRegions[x]
+		rs = append(rs, mpi(int(g.extra[x]), e.name, e.role, e.typ))
+	}
 	return rs
+}
+
+// extraRegions are the names, roles and attic region types of the extra
+// MPI regions (ex* constants), as Score-P defines them.
+var extraRegions = [numExtra]struct {
+	name      string
+	role, typ uint8
+}{
+	{"MPI_Isend", roleP2P, 0}, {"MPI_Irecv", roleP2P, 0}, {"MPI_Wait", roleFunction, 0},
+	{"MPI_Waitall", roleFunction, 0}, {"MPI_Reduce", roleAll2One, roleAll2One},
+	{"MPI_Gather", roleAll2One, roleAll2One}, {"MPI_Scatter", roleOne2All, roleOne2All},
+	{"MPI_Scan", roleCollOther, roleCollOther}, {"MPI_Allgather", roleAll2All, roleAll2All},
+	{"MPI_Alltoall", roleAll2All, roleAll2All}, {"MPI_Dims_create", roleFunction, 0},
+	{"MPI_Cart_create", roleFunction, 0}, {"MPI_Comm_split", roleFunction, 0}, {"MPI_Comm_free", roleFunction, 0},
 }
 
 // regionName is the name of region id.
 func (g *gen) regionName(id uint32) string {
+	if n := uint32(regPhase0 + len(g.names)); id >= n {
+		return extraRegions[g.extras[id-n]].name
+	}
 	if id >= regPhase0 {
 		return g.names[id-regPhase0]
 	}

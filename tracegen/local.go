@@ -12,6 +12,7 @@ import (
 type ids struct {
 	region        []uint32 // by global region id (Undef32: not defined locally)
 	world, self   uint32   // communicators
+	comm          []uint32 // by global communicator id
 	progPath, arg uint32   // strings of ProgramBegin
 	attr          uint32   // the ProcessId attribute
 }
@@ -39,9 +40,17 @@ func (x *rng) perm(n int) []uint32 {
 
 // usedRegions lists, in global id order, the regions rank r enters.
 func (g *gen) usedRegions(r int) []uint32 {
-	used := make([]bool, regPhase0+len(g.names))
+	used := make([]bool, len(g.global.region))
 	for _, reg := range []uint32{regProgram, regMain, regInit, regFinalize, regCommRank, regCommSize} {
 		used[reg] = true
+	}
+	for _, c := range g.setup {
+		if c.split {
+			used[g.extra[exCommSplit]] = true
+		} else {
+			used[g.extra[exDimsCreate]], used[g.extra[exCartCreate]] = true, true
+		}
+		used[g.extra[exCommFree]] = true
 	}
 	if g.s.Iterations > 0 {
 		for _, p := range g.phases {
@@ -55,12 +64,30 @@ func (g *gen) usedRegions(r int) []uint32 {
 				}
 			case Ring:
 				used[regSendrecv] = true
-			case Allreduce:
+			case Allreduce, RowAllreduce:
 				used[regAllreduce] = true
 			case Barrier:
 				used[regBarrier] = true
 			case Bcast:
 				used[regBcast] = true
+			case LateSenderNB:
+				switch r {
+				case 0:
+					used[g.extra[exIsend]], used[g.extra[exWait]] = true, true
+				case 1:
+					used[g.extra[exIrecv]], used[g.extra[exWait]] = true, true
+				}
+			case Wavefront:
+				d0, d1 := p.dims[0], p.dims[1]
+				i, j := r/d1, r%d1
+				used[regRecv] = used[regRecv] || i > 0 || j > 0
+				used[regSend] = used[regSend] || i < d0-1 || j < d1-1
+			case MasterWorker:
+				used[regSend], used[regRecv] = true, true
+			default:
+				for _, x := range extrasOf(p.Kind) {
+					used[g.extra[x]] = true
+				}
 			}
 		}
 	}
@@ -85,9 +112,23 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 	x := rng(splitmix(g.s.Seed^0x6c6f63616c646566) ^ uint64(r)<<24)
 	id := &ids{region: make([]uint32, len(g.global.region))}
 
+	// groups and communicators: those of MPI_COMM_WORLD and MPI_COMM_SELF,
+	// and those of the grid kinds that contain the rank
+	usedGroups := []uint32{groupLocations, groupWorld, groupSelf}
+	usedComms := []uint32{commWorld, commSelf}
+	for _, s := range g.setup {
+		usedComms = append(usedComms, s.commOf(r))
+		if s.split {
+			usedGroups = append(usedGroups, s.group+uint32(r/s.dims[1]))
+		}
+	}
+
 	// strings: those the rank's definitions and events refer to
 	usedStr := map[uint32]bool{strProgPath: true, strArg: true, strThread: true, strWorld: true, strSelf: true,
 		strEmpty: true, strPid: true, strPidDesc: true, c.LocationGroups[r].Name: true}
+	for _, m := range usedComms[2:] {
+		usedStr[c.Comms[m].Name] = true
+	}
 	for _, n := range c.SystemTreeNodes {
 		usedStr[n.Name], usedStr[n.Class] = true, true
 	}
@@ -149,17 +190,29 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 	}
 
 	// groups, communicators, attribute
-	groups := x.perm(len(c.Groups))
-	for _, gr := range c.Groups {
-		gr.Self, gr.Name = groups[gr.Self], str(gr.Name)
+	groups := map[uint32]uint32{}
+	for i, p := range x.perm(len(usedGroups)) {
+		gr := c.Groups[usedGroups[i]]
+		groups[gr.Self] = p
+		gr.Self, gr.Name = p, str(gr.Name)
 		ld.Defs.Groups = append(ld.Defs.Groups, gr) // members are locations and ranks: not renumbered
 	}
-	comms := x.perm(len(c.Comms))
-	for _, m := range c.Comms {
-		m.Self, m.Name, m.Group = comms[m.Self], str(m.Name), groups[m.Group]
+	id.comm = make([]uint32, len(g.global.comm))
+	for i := range id.comm {
+		id.comm[i] = otf2.Undef32
+	}
+	for i, p := range x.perm(len(usedComms)) {
+		id.comm[usedComms[i]] = p
+	}
+	for _, cm := range usedComms {
+		m := c.Comms[cm]
+		m.Self, m.Name, m.Group = id.comm[m.Self], str(m.Name), groups[m.Group]
+		if m.Parent != otf2.Undef32 {
+			m.Parent = id.comm[m.Parent]
+		}
 		ld.Defs.Comms = append(ld.Defs.Comms, m)
 	}
-	id.world, id.self = comms[commWorld], comms[commSelf]
+	id.world, id.self = id.comm[commWorld], id.comm[commSelf]
 	id.attr = uint32(x.next() % 3)
 	for _, a := range c.Attributes {
 		ld.Defs.Attributes = append(ld.Defs.Attributes, otf2.Attribute{Self: id.attr, Name: str(a.Name), Type: a.Type,

@@ -2,6 +2,7 @@ package tracegen
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,4 +83,40 @@ func TestLocalDefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProfile(t, dir, sum)
+}
+
+// TestLocalDefsGrids: the kinds added after Bcast, with their
+// sub-communicators, groups and Cartesian communicators, unify (each rank
+// defines only the communicators it belongs to; the Cartesian topologies,
+// which unification does not support, are left out) to the profile of
+// the closed form, and otf2-print reads the result.
+func TestLocalDefsGrids(t *testing.T) {
+	sc := scenarios["grids"]
+	sc.LocalDefs = true
+	dir := t.TempDir()
+	sum, err := Generate(dir, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range sc.Locations {
+		ld, err := a.ReadLocalDefs(uint64(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// world, self, 4 Cartesian grids (4x3, 6x2, 3x2x2, 2x6), one row of each split
+		if n := len(ld.Defs.Comms); n != 8 {
+			t.Errorf("rank %d defines %d communicators, want 8", r, n)
+		}
+	}
+	if _, err := unify.Definitions(dir); err != nil {
+		t.Fatal(err)
+	}
+	checkProfile(t, dir, sum)
+	if _, err := exec.LookPath("otf2-print"); err == nil {
+		otf2Print(t, dir, sum)
+	}
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // KindByName returns the phase kind with the given name (see Kind.String),
-// also accepting the short names compute, ring, allreduce, barrier, bcast.
+// also accepting the short names compute, ring, allreduce, barrier, bcast,
+// reduce, gather, scatter, scan, allgather, alltoall, isend, halo2d,
+// halo3d, wavefront, master and subcomm.
 func KindByName(name string) (Kind, bool) {
 	for k := Kind(0); k < numKinds; k++ {
 		if name == k.String() {
@@ -20,8 +22,53 @@ func KindByName(name string) (Kind, bool) {
 		}
 	}
 	k, ok := map[string]Kind{"compute": Compute, "ring": Ring, "sendrecv": Ring, "allreduce": Allreduce, "nxn": Allreduce,
-		"barrier": Barrier, "bcast": Bcast, "broadcast": Bcast}[name]
+		"barrier": Barrier, "bcast": Bcast, "broadcast": Bcast, "reduce": Reduce, "gather": Gather, "scatter": Scatter,
+		"scan": Scan, "allgather": Allgather, "alltoall": Alltoall, "isend": LateSenderNB, "nonblocking": LateSenderNB,
+		"halo2d": Halo2D, "halo": Halo2D, "halo3d": Halo3D, "wavefront": Wavefront, "sweep": Wavefront,
+		"master": MasterWorker, "masterworker": MasterWorker, "subcomm": RowAllreduce, "row_allreduce": RowAllreduce}[name]
 	return k, ok
+}
+
+// gridKinds lists the names of the kinds that run on a process grid.
+func gridKinds() []string {
+	var names []string
+	for k := Kind(0); k < numKinds; k++ {
+		if k.grid() {
+			names = append(names, k.String())
+		}
+	}
+	return names
+}
+
+// KindUsage describes the phase kinds, one indented line per kind:
+// its name and what its ranks do, with the wait states it makes.
+func KindUsage() string {
+	var b strings.Builder
+	for k := Kind(0); k < numKinds; k++ {
+		fmt.Fprintf(&b, "  %-16s %s\n", k, kindHelp[k])
+	}
+	return b.String()
+}
+
+var kindHelp = [numKinds]string{
+	"computation only (imbalance shows as different compute times)",
+	"rank 0 sends to rank 1: MPI_Send, MPI_Recv (Late Sender)",
+	"MPI_Sendrecv to rank+1 from rank-1 (Late Sender)",
+	"MPI_Allreduce (Wait at N x N)",
+	"MPI_Barrier (Wait at Barrier)",
+	"MPI_Bcast from rank 0 (Late Broadcast)",
+	"MPI_Reduce to rank 0 (Early Reduce)",
+	"MPI_Gather to rank 0 (Early Reduce)",
+	"MPI_Scatter from rank 0 (Late Broadcast)",
+	"MPI_Scan (Early Scan)",
+	"MPI_Allgather (Wait at N x N)",
+	"MPI_Alltoall (Wait at N x N)",
+	"late_sender with MPI_Isend, MPI_Irecv and MPI_Wait (Late Sender)",
+	"halo exchange on a 2-D grid: MPI_Irecv, MPI_Isend, MPI_Waitall (Late Sender)",
+	"halo exchange on a 3-D grid (Late Sender)",
+	"wavefront sweep over a 2-D grid: MPI_Recv, MPI_Send (Late Sender, wrong order, Late Receiver)",
+	"rank 0 sends tasks, collects results in rank order (Late Sender, wrong order, Late Receiver)",
+	"MPI_Allreduce on the row communicators of a 2-D grid, from MPI_Comm_split (Wait at N x N)",
 }
 
 // KindNames lists the phase kind names ParsePhase accepts.
@@ -34,8 +81,8 @@ func KindNames() []string {
 }
 
 // DefaultScenario is the scenario `scout tracegen` writes without flags:
-// 4 ranks, 3 iterations of every kind of phase, each with a wait state
-// of known size.
+// 4 ranks, 3 iterations of a phase of each of the first six kinds
+// (Compute to Bcast), each with a wait state of known size.
 func DefaultScenario() Scenario {
 	const ms = time.Millisecond
 	return Scenario{Program: "tracegen", Locations: 4, Iterations: 3, Seed: 1, Phases: []Phase{
@@ -49,8 +96,9 @@ func DefaultScenario() Scenario {
 }
 
 // ParsePhase parses a phase description "KIND[:key=value,...]" with keys
-// work, imbalance, delay, jitter (durations such as 1ms or 250us) and
-// name (the phase's region name), e.g. "late_sender:work=1ms,delay=10ms".
+// work, imbalance, delay, jitter (durations such as 1ms or 250us), name
+// (the phase's region name) and dims (the process grid of the grid kinds,
+// e.g. 4x2 or 2x2x2), e.g. "late_sender:work=1ms,delay=10ms".
 func ParsePhase(s string) (Phase, error) {
 	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
 	k, ok := KindByName(strings.TrimSpace(kind))
@@ -73,6 +121,20 @@ func ParsePhase(s string) (Phase, error) {
 			p.Name = val
 			continue
 		}
+		if key == "dims" {
+			if !k.grid() {
+				return Phase{}, fmt.Errorf("phase %q: %v has no process grid (dims: %s)", s, k, strings.Join(gridKinds(), ", "))
+			}
+			p.Dims = nil
+			for _, f := range strings.Split(val, "x") {
+				d, err := strconv.Atoi(f)
+				if err != nil || d < 1 || d > maxRanks {
+					return Phase{}, fmt.Errorf("phase %q: dims %q: want sizes such as 4x2 or 2x2x2", s, val)
+				}
+				p.Dims = append(p.Dims, d)
+			}
+			continue
+		}
 		d, err := time.ParseDuration(val)
 		if err != nil {
 			return Phase{}, fmt.Errorf("phase %q: %s: %v", s, key, err)
@@ -90,7 +152,7 @@ func ParsePhase(s string) (Phase, error) {
 		case "jitter":
 			p.Jitter = d
 		default:
-			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, name)", s, key)
+			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, name, dims)", s, key)
 		}
 	}
 	return p, nil

@@ -10,15 +10,35 @@ func (g *gen) summary() *Summary {
 	iters := uint64(g.s.Iterations)
 	root := g.regionName(regProgram)
 	main := root + "/main"
+	_, setupEvents := g.setupTimes()
+	_, freeEvents := g.freeTimes()
 	for r := range g.n {
 		// program, main, MPI_Init with 4 inner records, Comm_rank, Comm_size;
 		// MPI_Finalize with 4 inner records, Leave(main), ProgramEnd.
-		s.Events[r] = 12 + 8
+		s.Events[r] = 12 + 8 + setupEvents + freeEvents
 		s.add(r, root, 2*gp, 1)
 		s.add(r, root+"/main", 5*gp, 1) // plus the idle time in each iteration, below
 		s.add(r, main+"/MPI_Init", 4*gp, 1)
 		s.add(r, main+"/MPI_Comm_rank", gp, 1)
 		s.add(r, main+"/MPI_Comm_size", gp, 1)
+		for _, c := range g.setup { // see commSetup
+			if c.split {
+				s.add(r, main+"/MPI_Comm_split", 3*gp, 1)
+				s.add(r, main, gp, 0)
+			} else {
+				s.add(r, main+"/MPI_Dims_create", gp, 1)
+				s.add(r, main+"/MPI_Cart_create", 3*gp, 1)
+				s.add(r, main, 2*gp, 0)
+			}
+		}
+	}
+	for i := len(g.setup) - 1; i >= 0; i-- {
+		for r := range g.n {
+			s.add(r, main+"/MPI_Comm_free", 3*gp, 1)
+			s.add(r, main, gp, 0)
+		}
+	}
+	for r := range g.n {
 		s.add(r, main+"/MPI_Finalize", 4*gp, 1)
 	}
 	for i := range g.phases {
@@ -60,12 +80,61 @@ func (g *gen) summary() *Summary {
 					s.wait("mpi_latebroadcast", path+"/MPI_Bcast", r, g.n, iters*wait)
 				}
 				incl = max(c, p.c[0]) + 5*gp
+			case LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker:
+				incl, events = g.p2pSummary(s, p, r, path)
+			default:
+				incl = g.collSummary(s, p, r, path)
 			}
 			s.Events[r] += iters * events
 			s.add(r, main, iters*(p.length-incl), 0)
 		}
 	}
 	return s
+}
+
+// collSummary adds the closed form of the collective kinds added after
+// Bcast on rank r and returns the phase region's inclusive time per
+// iteration (8 events). The wait is the time from the rank's
+// MpiCollectiveBegin to the begin it waits for, which the call's
+// CollEnd follows by one gap:
+//
+//	Reduce, Gather  mpi_earlyreduce on the root 0: max c - c_0 (the last sender; all ranks send)
+//	Scatter         mpi_latebroadcast on the others: c_0 - c_r if positive
+//	Scan            mpi_earlyscan: max(c_0..c_r) - c_r
+//	Allgather,      mpi_wait_nxn: max c - c_r
+//	Alltoall
+//	RowAllreduce    mpi_wait_nxn: max c of the row - c_r (rows of one rank: none, the
+//	                analysis skips collectives on single-rank communicators)
+func (g *gen) collSummary(s *Summary, p *phaseInfo, r int, path string) uint64 {
+	gp, iters, c := g.gap, uint64(g.s.Iterations), p.c[r]
+	var call, metric string
+	var until uint64 // compute time of the rank waited for
+	switch p.Kind {
+	case Reduce, Gather:
+		call, metric, until = "/MPI_Reduce", "mpi_earlyreduce", c
+		if p.Kind == Gather {
+			call = "/MPI_Gather"
+		}
+		if r == 0 {
+			until = p.cmax
+		}
+	case Scatter:
+		call, metric, until = "/MPI_Scatter", "mpi_latebroadcast", max(c, p.c[0])
+	case Scan:
+		call, metric, until = "/MPI_Scan", "mpi_earlyscan", p.aux[r]
+	case Allgather, Alltoall:
+		call, metric, until = "/MPI_Allgather", "mpi_wait_nxn", p.cmax
+		if p.Kind == Alltoall {
+			call = "/MPI_Alltoall"
+		}
+	case RowAllreduce:
+		call, metric, until = "/MPI_Allreduce", "mpi_wait_nxn", p.aux[r/p.dims[1]]
+	}
+	wait := until - c
+	s.add(r, path, iters*3*gp, iters)
+	s.add(r, path+call, iters*(wait+2*gp), iters)
+	s.wait(metric, path+call, r, g.n, iters*wait)
+	return until + 5*gp
 }
 
 // lateSender adds the closed form of a LateSender phase on rank r and
@@ -75,8 +144,13 @@ func (g *gen) lateSender(s *Summary, p *phaseInfo, r int, path string) (incl, ev
 	c0, c1 := p.c[0], p.c[1]
 	switch r {
 	case 0:
+		// Late Receiver: rank 1 enters MPI_Recv while MPI_Send (S to S+2g) runs
+		send, recv := 2*gp+c0, 2*gp+c1
 		s.add(r, path, iters*3*gp, iters)
 		s.add(r, path+"/MPI_Send", iters*2*gp, iters)
+		if recv > send && recv < send+2*gp {
+			s.wait("mpi_latereceiver", path+"/MPI_Send", r, g.n, iters*(recv-send))
+		}
 		return 5*gp + c0, 7
 	case 1:
 		// MpiRecv at M = max(R+g, S+2g), one gap before the Leave

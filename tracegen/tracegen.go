@@ -6,10 +6,17 @@
 // of iterations, on N ranks (one location each). Every iteration of a
 // phase starts at the same time on all ranks; inside it each rank enters
 // the phase's region, computes (region "compute") for a time that may
-// depend on the rank, and then communicates. Records of one rank are Gap
-// ticks apart unless a rank waits. Timestamps are nanoseconds (timer
-// resolution 1 GHz) and the clocks are synchronous, so the wait states
-// follow from the compute times alone.
+// depend on the rank, and communicates (most kinds after computing; the
+// timelines are at gen.iterLength). Records of one rank are Gap ticks
+// apart unless a rank waits. Timestamps are nanoseconds (timer resolution
+// 1 GHz) and the clocks are synchronous, so the wait states follow from
+// the compute times alone.
+//
+// The grid kinds (Halo2D, Halo3D, Wavefront, RowAllreduce) run on a
+// Cartesian process grid. Their communicators (MPI_Cart_create with a
+// Cartesian topology definition, or MPI_Comm_split into the grid's rows)
+// are made once after MPI_Comm_size and freed before MPI_Finalize, so
+// that the definitions do not grow with the iterations.
 package tracegen
 
 import (
@@ -45,10 +52,47 @@ const (
 	// Bcast: MPI_Bcast from root 0; ranks entering before the root wait
 	// for it (Late Broadcast).
 	Bcast
+	// Reduce: MPI_Reduce to root 0; the root waits for the last rank to
+	// enter (Early Reduce). The other ranks leave at once.
+	Reduce
+	// Gather: MPI_Gather to root 0 (Early Reduce, as Reduce).
+	Gather
+	// Scatter: MPI_Scatter from root 0 (Late Broadcast, as Bcast).
+	Scatter
+	// Scan: MPI_Scan; rank r waits for the last of ranks 0..r to enter
+	// (Early Scan).
+	Scan
+	// Allgather: MPI_Allgather (Wait at N x N, as Allreduce).
+	Allgather
+	// Alltoall: MPI_Alltoall (Wait at N x N, as Allreduce).
+	Alltoall
+	// LateSenderNB: LateSender with non-blocking calls: rank 1 posts
+	// MPI_Irecv before computing and waits in MPI_Wait; rank 0 sends with
+	// MPI_Isend and MPI_Wait (Late Sender in rank 1's MPI_Wait).
+	LateSenderNB
+	// Halo2D: halo exchange on a non-periodic 2-D Cartesian grid: every
+	// rank posts MPI_Irecv from and MPI_Isend to each neighbour, then
+	// waits in MPI_Waitall (Late Sender: the largest wait of the call).
+	Halo2D
+	// Halo3D: Halo2D on a 3-D grid.
+	Halo3D
+	// Wavefront: 2-D wavefront sweep: rank (i,j) receives from (i-1,j)
+	// and (i,j-1) (MPI_Recv), computes, and sends to (i+1,j) and (i,j+1)
+	// (MPI_Send); the waits propagate along the longest path.
+	Wavefront
+	// MasterWorker: rank 0 computes and sends a task to every worker;
+	// each worker computes and sends its result back; rank 0 receives
+	// the results in rank order (Late Sender on both sides).
+	MasterWorker
+	// RowAllreduce: MPI_Allreduce on the row communicators of a 2-D grid
+	// made by MPI_Comm_split (Wait at N x N per row).
+	RowAllreduce
 	numKinds
 )
 
-var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast"}
+var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast",
+	"early_reduce", "early_gather", "late_scatter", "early_scan", "wait_allgather", "wait_alltoall", "late_sender_nb",
+	"halo_2d", "halo_3d", "wavefront_2d", "master_worker", "subcomm_nxn"}
 
 // String returns the default region name of the phase kind.
 func (k Kind) String() string {
@@ -68,6 +112,11 @@ type Phase struct {
 	Imbalance time.Duration
 	Delay     time.Duration
 	Jitter    time.Duration
+	// Dims is the process grid of Halo2D, Halo3D, Wavefront and
+	// RowAllreduce (2 or 3 sizes whose product is the number of ranks;
+	// ranks are numbered row-major, the last dimension varying fastest).
+	// Empty: as MPI_Dims_create chooses, as square or cubic as possible.
+	Dims []int
 }
 
 // Scenario describes a synthetic trace.
@@ -87,7 +136,9 @@ type Scenario struct {
 	// its own identifiers (a permutation drawn from Seed and the rank), and
 	// its events carry those identifiers. The timer resolution is the
 	// anchor property otf2.PropTimerResolution. unify.Definitions turns
-	// such an archive into a normal one.
+	// such an archive into a normal one. A rank defines only the
+	// communicators it belongs to, and no Cartesian topologies (which
+	// unification does not support).
 	LocalDefs bool
 }
 
@@ -104,9 +155,10 @@ type Summary struct {
 	Time   map[string][]float64
 	Visits map[string][]uint64
 	// Waits holds the wait states per Scalasca metric ("mpi_latesender",
-	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast"), call path
-	// and rank, in seconds. Metrics and call paths without waiting time
-	// are absent.
+	// "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver",
+	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast",
+	// "mpi_earlyreduce", "mpi_earlyscan"), call path and rank, in seconds.
+	// Metrics and call paths without waiting time are absent.
 	Waits map[string]map[string][]float64
 }
 

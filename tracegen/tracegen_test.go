@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,20 @@ var scenarios = map[string]Scenario{
 		{Kind: Bcast, Work: ms}}},
 	"chunked": {Locations: 3, Iterations: 2000, ChunkSize: 4096, Workers: 2,
 		Phases: []Phase{{Kind: Ring, Work: ms, Jitter: ms}, {Kind: Barrier, Work: ms, Imbalance: ms}}},
+	// every kind added after Bcast, with two grids of each shape
+	"grids": {Locations: 12, Iterations: 3, Seed: 11, Phases: []Phase{
+		{Kind: Reduce, Work: ms, Imbalance: ms}, {Kind: Gather, Work: ms, Jitter: ms},
+		{Kind: Scatter, Work: ms, Delay: ms, Jitter: ms}, {Kind: Scan, Work: ms, Delay: ms, Jitter: ms},
+		{Kind: Allgather, Work: ms, Imbalance: ms}, {Kind: Alltoall, Work: ms, Jitter: ms},
+		{Kind: LateSenderNB, Work: ms, Delay: 3 * ms},
+		{Kind: Halo2D, Work: ms, Jitter: ms}, {Kind: Halo2D, Name: "halo_6x2", Work: ms, Jitter: ms, Dims: []int{6, 2}},
+		{Kind: Halo3D, Work: ms, Imbalance: ms / 10, Jitter: ms},
+		{Kind: Wavefront, Work: ms, Jitter: ms}, {Kind: Wavefront, Name: "sweep", Work: ms, Dims: []int{2, 6}},
+		{Kind: MasterWorker, Work: ms, Imbalance: ms / 10, Jitter: ms},
+		{Kind: RowAllreduce, Work: ms, Jitter: ms}, {Kind: RowAllreduce, Name: "rows", Work: ms, Jitter: ms, Dims: []int{1, 12}},
+	}},
+	// communicators made and freed, no iteration
+	"grids_idle": {Locations: 4, Phases: []Phase{{Kind: Halo2D}, {Kind: RowAllreduce}, {Kind: LateSenderNB}}},
 }
 
 // TestGenerate reads generated archives back and checks the event counts
@@ -179,6 +194,12 @@ func TestBadScenarios(t *testing.T) {
 		"bad kind":       {Locations: 2, Phases: []Phase{{Kind: 42}}},
 		"negative work":  {Locations: 2, Phases: []Phase{{Work: -1}}},
 		"tiny chunks":    {Locations: 2, ChunkSize: 8},
+		"grid too small": {Locations: 6, Phases: []Phase{{Kind: Halo2D, Dims: []int{2, 2}}}},
+		"grid of 2-D":    {Locations: 8, Phases: []Phase{{Kind: Halo3D, Dims: []int{4, 2}}}},
+		"grid of 0":      {Locations: 4, Phases: []Phase{{Kind: Wavefront, Dims: []int{0, 4}}}},
+		"no grid kind":   {Locations: 4, Phases: []Phase{{Kind: Allreduce, Dims: []int{2, 2}}}},
+		"halo on 1 rank": {Locations: 1, Phases: []Phase{{Kind: Halo2D}}},
+		"master alone":   {Locations: 1, Phases: []Phase{{Kind: MasterWorker}}},
 	} {
 		if _, err := Generate(t.TempDir(), sc); err == nil {
 			t.Errorf("%s: no error", name)
@@ -188,16 +209,27 @@ func TestBadScenarios(t *testing.T) {
 
 var eventLine = regexp.MustCompile(`^[A-Z_]+ +\d+ +\d+`)
 
-// TestOtf2Print validates a generated archive with the OTF2 library.
+// TestOtf2Print validates generated archives with the OTF2 library.
 func TestOtf2Print(t *testing.T) {
 	if _, err := exec.LookPath("otf2-print"); err != nil {
 		t.Skip("otf2-print not installed")
 	}
-	dir := t.TempDir()
-	sum, err := Generate(dir, scenarios["mixed"])
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"mixed", "grids"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum, err := Generate(dir, scenarios[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			otf2Print(t, dir, sum)
+		})
 	}
+}
+
+// otf2Print runs otf2-print on the archive in dir, which must print
+// sum's events without warnings.
+func otf2Print(t *testing.T, dir string, sum *Summary) {
+	t.Helper()
 	anchor := filepath.Join(dir, "traces.otf2")
 	if out, err := exec.Command("otf2-print", "-A", "--silent", "-Werror", anchor).CombinedOutput(); err != nil {
 		t.Fatalf("otf2-print -A: %v\n%s", err, out)
@@ -215,5 +247,28 @@ func TestOtf2Print(t *testing.T) {
 	}
 	if n != sum.TotalEvents() {
 		t.Errorf("otf2-print printed %d events, want %d", n, sum.TotalEvents())
+	}
+}
+
+func TestDimsCreate(t *testing.T) {
+	for _, tc := range []struct {
+		n, d int
+		want string
+	}{{1, 2, "1x1"}, {2, 2, "2x1"}, {4, 2, "2x2"}, {6, 2, "3x2"}, {7, 2, "7x1"}, {12, 2, "4x3"}, {16, 2, "4x4"},
+		{2, 3, "2x1x1"}, {8, 3, "2x2x2"}, {12, 3, "3x2x2"}, {18, 3, "3x3x2"}, {24, 3, "4x3x2"}, {36, 3, "4x3x3"},
+		{64, 3, "4x4x4"}, {97, 3, "97x1x1"}, {1 << 20, 3, "128x128x64"}} {
+		if got := gridName(dimsCreate(tc.n, tc.d)); got != tc.want {
+			t.Errorf("dimsCreate(%d, %d) = %s, want %s", tc.n, tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestNeighbours(t *testing.T) {
+	dims := []int{3, 4} // rank 5 = (1,1)
+	if got := neighbours(dims, 5, nil); !slices.Equal(got, []int{1, 9, 4, 6}) {
+		t.Errorf("neighbours of (1,1) in 3x4: %v", got)
+	}
+	if got := neighbours([]int{2, 2, 2}, 7, nil); !slices.Equal(got, []int{3, 5, 6}) {
+		t.Errorf("neighbours of (1,1,1) in 2x2x2: %v", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,14 +15,17 @@ const tracegenUsage = `Usage: scout tracegen [flags]
 
 Writes a synthetic OTF2 trace of an MPI program whose wait states are
 known in closed form. Without phase flags it writes a default scenario
-with one phase of every kind. A phase is KIND[:key=value,...] with keys
-work, imbalance (added per rank: rank r computes work + r*imbalance),
-delay (extra work of rank 0), jitter (seeded random extra work) and name.
-Kinds: %s.
-
+with one phase of each of the first six kinds. A phase is
+KIND[:key=value,...] with keys work, imbalance (added per rank: rank r
+computes work + r*imbalance), delay (extra work of rank 0), jitter
+(seeded random extra work), name (the phase's region) and dims (the
+process grid of halo_2d, halo_3d, wavefront_2d and subcomm_nxn, e.g.
+4x2 or 2x2x2; default as MPI_Dims_create chooses). Kinds:
+%s
 Example:
   scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
+  scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
 
 Flags:
 `
@@ -46,7 +48,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
 	help := fs.BoolP("help", "h", false, "show this help")
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, tracegenUsage, strings.Join(tracegen.KindNames(), ", "))
+		fmt.Fprintf(w, tracegenUsage, tracegen.KindUsage())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
