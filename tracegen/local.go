@@ -132,6 +132,12 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 	for _, n := range c.SystemTreeNodes {
 		usedStr[n.Name], usedStr[n.Class] = true, true
 	}
+	for _, t := range c.CartTopologies { // every rank is in every grid
+		usedStr[t.Name] = true
+		for _, dim := range t.Dims {
+			usedStr[c.CartDimensions[dim].Name] = true
+		}
+	}
 	regions := g.usedRegions(r)
 	for _, reg := range regions {
 		rg := &c.Regions[reg]
@@ -219,11 +225,35 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 			Description: str(a.Description)})
 	}
 
+	// Cartesian topologies: the rank's own coordinates, as Score-P
+	// writes them locally
+	dims := x.perm(len(c.CartDimensions))
+	for _, cd := range c.CartDimensions {
+		ld.Defs.CartDimensions = append(ld.Defs.CartDimensions, otf2.CartDimension{Self: dims[cd.Self], Name: str(cd.Name),
+			Size: cd.Size, Periodic: cd.Periodic})
+	}
+	topos := x.perm(len(c.CartTopologies))
+	for i, t := range c.CartTopologies {
+		lt := otf2.CartTopology{Self: topos[i], Name: str(t.Name), Comm: id.comm[t.Comm]}
+		for _, dim := range t.Dims {
+			lt.Dims = append(lt.Dims, dims[dim])
+		}
+		ld.Defs.CartTopologies = append(ld.Defs.CartTopologies, lt)
+		for _, co := range c.CartCoordinates {
+			if co.Topology == t.Self && co.Rank == uint32(r) {
+				ld.Defs.CartCoordinates = append(ld.Defs.CartCoordinates, otf2.CartCoordinate{Topology: topos[i], Rank: co.Rank,
+					Coords: co.Coords})
+			}
+		}
+	}
+
 	bySelf := cmp.Compare[uint32]
 	slices.SortFunc(ld.Defs.Strings, func(a, b otf2.String) int { return bySelf(a.Self, b.Self) })
 	slices.SortFunc(ld.Defs.SystemTreeNodes, func(a, b otf2.SystemTreeNode) int { return bySelf(a.Self, b.Self) })
 	slices.SortFunc(ld.Defs.Regions, func(a, b otf2.Region) int { return bySelf(a.Self, b.Self) })
 	slices.SortFunc(ld.Defs.Groups, func(a, b otf2.Group) int { return bySelf(a.Self, b.Self) })
 	slices.SortFunc(ld.Defs.Comms, func(a, b otf2.Comm) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.CartDimensions, func(a, b otf2.CartDimension) int { return bySelf(a.Self, b.Self) })
+	slices.SortFunc(ld.Defs.CartTopologies, func(a, b otf2.CartTopology) int { return bySelf(a.Self, b.Self) })
 	return id
 }

@@ -36,6 +36,9 @@ type merger struct {
 	attrs   map[otf2.Attribute]uint32
 	params  map[otf2.Parameter]uint32
 	wins    map[winKey]uint32
+	dims    map[otf2.CartDimension]uint32
+	topos   map[string]uint32    // by name, communicator and dimensions
+	coords  map[[2]uint32]string // (topology, rank) → coordinates
 
 	clock      bool // some location had clock offsets
 	begin, end uint64
@@ -57,7 +60,8 @@ func newMerger() *merger {
 	return &merger{strs: map[string]uint32{}, nodes: map[otf2.SystemTreeNode]uint32{},
 		domains: map[otf2.SystemTreeNodeDomain]bool{}, lgs: map[otf2.LocationGroup]uint32{}, locs: map[uint64]int{},
 		regions: map[otf2.Region]uint32{}, groups: map[string]uint32{}, comms: map[commKey]uint32{},
-		attrs: map[otf2.Attribute]uint32{}, params: map[otf2.Parameter]uint32{}, wins: map[winKey]uint32{}}
+		attrs: map[otf2.Attribute]uint32{}, params: map[otf2.Parameter]uint32{}, wins: map[winKey]uint32{},
+		dims: map[otf2.CartDimension]uint32{}, topos: map[string]uint32{}, coords: map[[2]uint32]string{}}
 }
 
 // local holds one location's local → global tables while it is merged.
@@ -109,7 +113,7 @@ func (m *merger) add(file string, loc uint64, ld *otf2.LocalDefs) ([otf2.NumMapp
 		}
 	}
 	steps := []func(*local, *otf2.Defs) error{m.systemTree, m.locationGroups, m.regionDefs, m.groupDefs,
-		m.commDefs, m.attributes, m.parameters, m.rmaWins}
+		m.commDefs, m.attributes, m.parameters, m.rmaWins, m.cartDefs}
 	for _, step := range steps {
 		if err := step(l, d); err != nil {
 			return maps, err
@@ -155,8 +159,7 @@ func unsupported(file string, d *otf2.Defs) error {
 		n    int
 		what string
 	}{{len(d.Callpaths), "Callpath"}, {len(d.MetricMembers), "MetricMember"}, {len(d.MetricClasses), "MetricClass"},
-		{len(d.MetricInstances), "MetricInstance"}, {len(d.CartDimensions), "CartDimension"},
-		{len(d.CartTopologies), "CartTopology"}, {len(d.CartCoordinates), "CartCoordinate"}} {
+		{len(d.MetricInstances), "MetricInstance"}} {
 		if k.n > 0 {
 			return fmt.Errorf("%s: %d %s definitions, which unification does not support", file, k.n, k.what)
 		}
@@ -575,6 +578,65 @@ func (m *merger) rmaWins(l *local, d *otf2.Defs) error {
 		if err := l.define(l.win, "RMA window", w.Self, g); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// cartDefs merges Cartesian topologies: dimensions by name, size and
+// periodicity, topologies by name, communicator and dimensions;
+// coordinates are kept once per (topology, rank), and two locations
+// placing one rank differently are an error.
+func (m *merger) cartDefs(l *local, d *otf2.Defs) error {
+	dims := map[uint32]uint32{}
+	for _, cd := range d.CartDimensions {
+		k := otf2.CartDimension{Size: cd.Size, Periodic: cd.Periodic}
+		var err error
+		if k.Name, err = l.s(cd.Name, "Cartesian dimension %d", cd.Self); err != nil {
+			return err
+		}
+		g := intern(m.dims, &m.g.CartDimensions, k, func(id uint32) otf2.CartDimension { k.Self = id; return k })
+		if err := l.define(dims, "Cartesian dimension", cd.Self, g); err != nil {
+			return err
+		}
+	}
+	topos := map[uint32]uint32{}
+	for _, t := range d.CartTopologies {
+		k := otf2.CartTopology{Dims: make([]uint32, len(t.Dims))}
+		var err error
+		if k.Name, err = l.s(t.Name, "Cartesian topology %d", t.Self); err != nil {
+			return err
+		}
+		if k.Comm, err = l.ref(l.comm, "communicator", t.Comm, "Cartesian topology %d", t.Self); err != nil {
+			return err
+		}
+		for i, dim := range t.Dims {
+			if k.Dims[i], err = l.ref(dims, "Cartesian dimension", dim, "Cartesian topology %d", t.Self); err != nil {
+				return err
+			}
+		}
+		key := fmt.Sprint(k.Name, k.Comm, k.Dims)
+		g := intern(m.topos, &m.g.CartTopologies, key, func(id uint32) otf2.CartTopology { k.Self = id; return k })
+		if err := l.define(topos, "Cartesian topology", t.Self, g); err != nil {
+			return err
+		}
+	}
+	for _, c := range d.CartCoordinates {
+		top, err := l.ref(topos, "Cartesian topology", c.Topology, "the coordinates of rank %d", c.Rank)
+		if err != nil {
+			return err
+		}
+		if top == otf2.Undef32 {
+			return fmt.Errorf("%s: coordinates of rank %d without a topology", l.file, c.Rank)
+		}
+		k, at := [2]uint32{top, c.Rank}, fmt.Sprint(c.Coords)
+		if prev, ok := m.coords[k]; ok {
+			if prev != at {
+				return fmt.Errorf("%s: rank %d is at %s in Cartesian topology %d, another location placed it at %s", l.file, c.Rank, at, top, prev)
+			}
+			continue
+		}
+		m.coords[k] = at
+		m.g.CartCoordinates = append(m.g.CartCoordinates, otf2.CartCoordinate{Topology: top, Rank: c.Rank, Coords: slices.Clone(c.Coords)})
 	}
 	return nil
 }

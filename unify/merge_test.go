@@ -87,6 +87,42 @@ func TestMergeErrors(t *testing.T) {
 	}
 }
 
+// TestMergeCartesian: two locations define the same topology under their
+// own identifiers, each with its own coordinates; the result has one
+// topology with both. A rank placed twice differently is an error.
+func TestMergeCartesian(t *testing.T) {
+	u := uint32(otf2.Undef32)
+	def := func(self uint64, rank uint32, coords []uint32, strOff, dimOff, topo uint32) *otf2.LocalDefs {
+		return &otf2.LocalDefs{Defs: otf2.Defs{
+			Strings: []otf2.String{{Self: strOff, Value: "grid"}, {Self: strOff + 1, Value: "x"}, {Self: strOff + 2, Value: "y"},
+				{Self: strOff + 3, Value: ""}},
+			Locations: []otf2.Location{{Self: self, Name: strOff + 3, Group: u}},
+			Groups:    []otf2.Group{{Self: 0, Name: strOff + 3, Members: []uint64{0, 1}, Type: otf2.GroupTypeCommGroup, Paradigm: otf2.ParadigmMPI}},
+			Comms:     []otf2.Comm{{Self: 3, Name: strOff, Group: 0, Parent: u}},
+			CartDimensions: []otf2.CartDimension{{Self: dimOff, Name: strOff + 1, Size: 2}, {Self: dimOff + 1, Name: strOff + 2, Size: 1,
+				Periodic: 1}},
+			CartTopologies:  []otf2.CartTopology{{Self: topo, Name: strOff, Comm: 3, Dims: []uint32{dimOff, dimOff + 1}}},
+			CartCoordinates: []otf2.CartCoordinate{{Topology: topo, Rank: rank, Coords: coords}},
+		}}
+	}
+	m := newMerger()
+	for i, l := range []*otf2.LocalDefs{def(0, 0, []uint32{0, 0}, 0, 0, 0), def(1, 1, []uint32{1, 0}, 5, 7, 2)} {
+		if _, err := m.add(fmt.Sprintf("%d.def", i), uint64(i), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := m.global(1000)
+	want := fmt.Sprint([]otf2.CartTopology{{Self: 0, Name: 0, Comm: 0, Dims: []uint32{0, 1}}},
+		[]otf2.CartCoordinate{{Topology: 0, Rank: 0, Coords: []uint32{0, 0}}, {Topology: 0, Rank: 1, Coords: []uint32{1, 0}}})
+	if got := fmt.Sprint(d.CartTopologies, d.CartCoordinates); got != want || len(d.CartDimensions) != 2 {
+		t.Errorf("merged %s and %d dimensions, want %s and 2", got, len(d.CartDimensions), want)
+	}
+	_, err := m.add("2.def", 2, def(2, 1, []uint32{0, 0}, 9, 1, 1))
+	if err == nil || !strings.Contains(err.Error(), "rank 1 is at [0 0]") {
+		t.Errorf("conflicting coordinates: error %v", err)
+	}
+}
+
 func TestIDMap(t *testing.T) {
 	if m := idMap(map[uint32]uint32{0: 0, 1: 1, 5: 5}); m != nil {
 		t.Errorf("identity gives %+v", m)

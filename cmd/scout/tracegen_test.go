@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"os"
 	"path/filepath"
@@ -179,6 +180,12 @@ func TestTracegenLocalDefs(t *testing.T) {
 			}
 			if want, got := csvOf(false), csvOf(true); !bytes.Equal(got, want) {
 				t.Errorf("local definitions: results differ from the global-definitions archive")
+			}
+			// The reports' Cartesian topologies are the same too.
+			want := topologyCoords(t, filepath.Join(dir, "global", "scout.cubex"))
+			got := topologyCoords(t, filepath.Join(dir, "local", "scout.cubex"))
+			if !cmp.Equal(got, want) {
+				t.Errorf("local definitions: topologies differ:\n%s", cmp.Diff(want, got))
 			}
 		})
 	}
