@@ -88,7 +88,7 @@ func (h *hub) wake(r *rankState) {
 	if r.wait != nil && !r.woken && r.wait.ready() {
 		r.woken = true
 		h.waiting--
-		signal(r)
+		signal(r.wake)
 	}
 }
 
@@ -97,14 +97,15 @@ func (h *hub) wake(r *rankState) {
 func (h *hub) wakeAll() {
 	for _, r := range h.ranks {
 		if r.wait != nil {
-			signal(r)
+			signal(r.wake)
 		}
 	}
 }
 
-func signal(r *rankState) {
+// signal wakes the rank waiting on wake, a channel of capacity 1.
+func signal(wake chan struct{}) {
 	select {
-	case r.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default: // a signal is already pending
 	}
 }

@@ -437,7 +437,7 @@ func (h *hostRun) wake(r *hostRank) {
 	if r.wait != nil && !r.woken && h.ready(r.wait) {
 		r.woken = true
 		h.waiting--
-		hostSignal(r)
+		signal(r.wake)
 	}
 }
 
@@ -446,15 +446,8 @@ func (h *hostRun) wake(r *hostRank) {
 func (h *hostRun) wakeAll() {
 	for _, r := range h.local {
 		if r.wait != nil {
-			hostSignal(r)
+			signal(r.wake)
 		}
-	}
-}
-
-func hostSignal(r *hostRank) {
-	select {
-	case r.wake <- struct{}{}:
-	default:
 	}
 }
 

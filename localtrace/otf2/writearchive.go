@@ -175,11 +175,10 @@ func (w *ArchiveWriter) WriteGlobalDefs(d *Defs) error {
 	return nil
 }
 
-// Close checks that every event writer was closed without error and the
-// global definitions were written, then writes the anchor file.
-func (w *ArchiveWriter) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// closing marks the archive closed and checks that it was not closed
+// before and that every event writer was closed without error. The
+// caller holds w.mu.
+func (w *ArchiveWriter) closing() error {
 	if w.closed {
 		return errors.New("otf2: archive writer closed twice")
 	}
@@ -194,6 +193,17 @@ func (w *ArchiveWriter) Close() error {
 	}
 	if len(w.errs) > 0 {
 		return fmt.Errorf("otf2: writing events: %w", errors.Join(w.errs...))
+	}
+	return nil
+}
+
+// Close checks that every event writer was closed without error and the
+// global definitions were written, then writes the anchor file.
+func (w *ArchiveWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.closing(); err != nil {
+		return err
 	}
 	if !w.globalDef {
 		return errors.New("otf2: archive closed without global definitions")

@@ -3,8 +3,6 @@ package otf2
 import (
 	"bufio"
 	"errors"
-	"fmt"
-	"sort"
 )
 
 // PropTimerResolution is the anchor property that carries the timer
@@ -23,20 +21,8 @@ const PropTimerResolution = "SCOUT::TIMER_RESOLUTION"
 func (w *ArchiveWriter) CloseLocal(numLocations uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return errors.New("otf2: archive writer closed twice")
-	}
-	w.closed = true
-	if len(w.open) > 0 {
-		locs := make([]uint64, 0, len(w.open))
-		for l := range w.open {
-			locs = append(locs, l)
-		}
-		sort.Slice(locs, func(i, j int) bool { return locs[i] < locs[j] })
-		return fmt.Errorf("otf2: event writers of locations %v not closed", locs)
-	}
-	if len(w.errs) > 0 {
-		return fmt.Errorf("otf2: writing events: %w", errors.Join(w.errs...))
+	if err := w.closing(); err != nil {
+		return err
 	}
 	if w.globalDef {
 		return errors.New("otf2: CloseLocal on an archive with global definitions (use Close)")
