@@ -124,15 +124,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("building the report: %w", err)
 	}
-	report := filepath.Join(dir, "scout.cubex")
+	report, stat := filepath.Join(dir, "scout.cubex"), filepath.Join(dir, "trace.stat")
+	expectOutput(report)
+	expectOutput(stat)
+	if o.csv != "" && o.csv != "-" {
+		expectOutput(o.csv)
+	}
 	if err := cube.WriteFile(report, cr); err != nil {
 		return fmt.Errorf("writing the report: %w (choose another directory with -o)", err)
 	}
-	stat := filepath.Join(dir, "trace.stat")
+	wroteOutput(report)
 	if err := writeOutput(stat, stdout, rep.WriteStats); err != nil {
 		os.Remove(report) // all outputs or none
 		return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
 	}
+	wroteOutput(stat)
 	if !o.quiet {
 		rep.WriteSummary(stderr, 5)
 	}
@@ -143,6 +149,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		prog.printf("wrote %s", o.csv)
 	}
+	outputsDone()
 	return nil
 }
 

@@ -15,6 +15,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
+	handleSignals(os.Stderr)
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "scout: %v\n", err)
 		os.Exit(exitCode(err))
