@@ -3,6 +3,7 @@ package combine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"scout/cube"
@@ -221,25 +222,13 @@ func (m *cubeMerger) addDefs(p *cube.Report, name string) (partMap, error) {
 // is none.
 func (m *cubeMerger) topology(t *cube.Cartesian, used map[*cube.Cartesian]bool) *cube.Cartesian {
 	for _, o := range m.out.Topologies {
-		if !used[o] && o.Name == t.Name && sameDims(o.Dims, t.Dims) {
+		if !used[o] && o.Name == t.Name && slices.Equal(o.Dims, t.Dims) {
 			return o
 		}
 	}
 	ct := &cube.Cartesian{Name: t.Name, Dims: t.Dims}
 	m.out.Topologies = append(m.out.Topologies, ct)
 	return ct
-}
-
-func sameDims(a, b []cube.Dim) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // addValues adds a part's stored values, made call-path exclusive.

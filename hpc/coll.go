@@ -143,8 +143,8 @@ func (c *handle) collective(ct *contrib) (*slot, error) {
 
 // checkContrib validates the arguments of one rank's collective call:
 // the root, the reduction operation and the members of a new
-// communicator, with the communicator's checks of a rank and of members.
-func checkContrib(ct *contrib, checkRank func(what string, r int) error, checkMembers func([]int) error) error {
+// communicator, with the communicator's check of a rank.
+func checkContrib(ct *contrib, checkRank func(what string, r int) error) error {
 	switch ct.kind {
 	case kBcast, kGather:
 		return checkRank("root", ct.root)
@@ -156,14 +156,14 @@ func checkContrib(ct *contrib, checkRank func(what string, r int) error, checkMe
 	case kAllreduce, kScan, kExscan:
 		return checkOp(ct.op, ct.vec)
 	case kCreate:
-		return checkMembers(ct.members)
+		return checkMembers(ct.members, checkRank)
 	}
 	return nil
 }
 
 // admit validates ct and checks it against the first member's call.
 func (c *handle) admit(s *slot, ct *contrib) error {
-	if err := checkContrib(ct, c.checkRank, c.checkMembers); err != nil {
+	if err := checkContrib(ct, c.checkRank); err != nil {
 		return fmt.Errorf("hpc: rank %d called %v on comm %s (call %d): %w", c.me.rank, ct, c.name, s.seq, err)
 	}
 	ref := s.in[s.first]
@@ -183,11 +183,12 @@ func sameCall(a, b *contrib) bool {
 		slices.Equal(a.members, b.members)
 }
 
-// checkMembers validates the member list of Create.
-func (c *handle) checkMembers(ms []int) error {
+// checkMembers validates the member list of Create: valid ranks, each
+// once.
+func checkMembers(ms []int, checkRank func(what string, r int) error) error {
 	seen := make(map[int]bool, len(ms))
 	for _, m := range ms {
-		if err := c.checkRank("member", m); err != nil {
+		if err := checkRank("member", m); err != nil {
 			return err
 		}
 		if seen[m] {

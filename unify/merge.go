@@ -37,8 +37,8 @@ type merger struct {
 	params  map[otf2.Parameter]uint32
 	wins    map[winKey]uint32
 	dims    map[otf2.CartDimension]uint32
-	topos   map[string]uint32    // by name, communicator and dimensions
-	coords  map[[2]uint32]string // (topology, rank) → coordinates
+	topos   map[string]uint32 // by name, communicator and dimensions
+	coords  map[[2]uint32]int // (topology, rank) → index in g.CartCoordinates
 
 	clock      bool // some location had clock offsets
 	begin, end uint64
@@ -61,7 +61,7 @@ func newMerger() *merger {
 		domains: map[otf2.SystemTreeNodeDomain]bool{}, lgs: map[otf2.LocationGroup]uint32{}, locs: map[uint64]int{},
 		regions: map[otf2.Region]uint32{}, groups: map[string]uint32{}, comms: map[commKey]uint32{},
 		attrs: map[otf2.Attribute]uint32{}, params: map[otf2.Parameter]uint32{}, wins: map[winKey]uint32{},
-		dims: map[otf2.CartDimension]uint32{}, topos: map[string]uint32{}, coords: map[[2]uint32]string{}}
+		dims: map[otf2.CartDimension]uint32{}, topos: map[string]uint32{}, coords: map[[2]uint32]int{}}
 }
 
 // local holds one location's local → global tables while it is merged.
@@ -628,14 +628,14 @@ func (m *merger) cartDefs(l *local, d *otf2.Defs) error {
 		if top == otf2.Undef32 {
 			return fmt.Errorf("%s: coordinates of rank %d without a topology", l.file, c.Rank)
 		}
-		k, at := [2]uint32{top, c.Rank}, fmt.Sprint(c.Coords)
-		if prev, ok := m.coords[k]; ok {
-			if prev != at {
-				return fmt.Errorf("%s: rank %d is at %s in Cartesian topology %d, another location placed it at %s", l.file, c.Rank, at, top, prev)
+		k := [2]uint32{top, c.Rank}
+		if i, ok := m.coords[k]; ok {
+			if prev := m.g.CartCoordinates[i].Coords; !slices.Equal(prev, c.Coords) {
+				return fmt.Errorf("%s: rank %d is at %v in Cartesian topology %d, another location placed it at %v", l.file, c.Rank, c.Coords, top, prev)
 			}
 			continue
 		}
-		m.coords[k] = at
+		m.coords[k] = len(m.g.CartCoordinates)
 		m.g.CartCoordinates = append(m.g.CartCoordinates, otf2.CartCoordinate{Topology: top, Rank: c.Rank, Coords: slices.Clone(c.Coords)})
 	}
 	return nil

@@ -79,12 +79,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%10s %12s %10s %14s %16s %12s\n", "locations", "events", "time [s]", "events/s", "events/s/loc", "peak [MiB]")
 	for _, n := range counts {
 		trace := filepath.Join(*out, fmt.Sprintf("trace-%d", n))
-		gen := exec.Command(bin, "tracegen", "-q", "-o", trace, "--ranks", strconv.Itoa(n),
-			"--events", strconv.FormatUint(*perLoc*uint64(n), 10), "--seed", "1",
-			"--phase", "compute:imbalance=10us,jitter=50us", "--phase", "ring:jitter=100us",
-			"--phase", "late_sender:delay=20us", "--phase", "allreduce:jitter=50us", "--phase", "barrier")
-		gen.Stderr = stderr
-		if err := gen.Run(); err != nil {
+		if err := generate(stderr, bin, trace, n, *perLoc*uint64(n)); err != nil {
 			return fmt.Errorf("generating %d locations: %w", n, err)
 		}
 		events, err := countEvents(trace)
@@ -97,14 +92,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		} else {
 			cmd = exec.Command(bin, "-q", "-o", trace, trace)
 		}
-		cmd.Stderr = stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
+		p := point{locations: n, events: events}
+		if p.seconds, p.rssMiB, err = measure(stderr, cmd); err != nil {
 			return fmt.Errorf("analyzing %d locations: %w", n, err)
-		}
-		p := point{locations: n, events: events, seconds: time.Since(start).Seconds()}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			p.rssMiB = float64(ru.Maxrss) / 1024 // the largest process's peak (children: mpirun's largest)
 		}
 		pts = append(pts, p)
 		fmt.Fprintf(stdout, "%10d %12d %10.2f %14.3g %16.3g %12.1f\n", n, events, p.seconds, float64(events)/p.seconds,
@@ -156,6 +146,34 @@ func buildScout(stderr io.Writer, dir, bin string, mpi bool) (string, error) {
 		return "", fmt.Errorf("building scout: %w", err)
 	}
 	return bin, nil
+}
+
+// generate writes the experiments' synthetic trace of ranks locations and
+// about events events into dir: computation with imbalance and jitter, a
+// ring exchange, a late sender, an allreduce and a barrier.
+func generate(stderr io.Writer, bin, dir string, ranks int, events uint64) error {
+	gen := exec.Command(bin, "tracegen", "-q", "-o", dir, "--ranks", strconv.Itoa(ranks),
+		"--events", strconv.FormatUint(events, 10), "--seed", "1",
+		"--phase", "compute:imbalance=10us,jitter=50us", "--phase", "ring:jitter=100us",
+		"--phase", "late_sender:delay=20us", "--phase", "allreduce:jitter=50us", "--phase", "barrier")
+	gen.Stderr = stderr
+	return gen.Run()
+}
+
+// measure runs cmd and returns its wall time in seconds and the peak
+// memory of its largest process in MiB (for mpirun: of its largest
+// child).
+func measure(stderr io.Writer, cmd *exec.Cmd) (seconds, rssMiB float64, err error) {
+	cmd.Stderr = stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, err
+	}
+	seconds = time.Since(start).Seconds()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rssMiB = float64(ru.Maxrss) / 1024
+	}
+	return seconds, rssMiB, nil
 }
 
 // countEvents sums the locations' numberOfEvents of a trace.

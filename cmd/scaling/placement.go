@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -22,13 +21,8 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, trace str
 	}
 	if trace == "" {
 		trace = filepath.Join(dir, fmt.Sprintf("trace-%dx%d", ranks, events))
-		gen := exec.Command(bin, "tracegen", "-q", "-o", trace, "--ranks", strconv.Itoa(ranks),
-			"--events", strconv.FormatUint(events, 10), "--seed", "1",
-			"--phase", "compute:imbalance=10us,jitter=50us", "--phase", "ring:jitter=100us",
-			"--phase", "late_sender:delay=20us", "--phase", "allreduce:jitter=50us", "--phase", "barrier")
-		gen.Stderr = stderr
 		start := time.Now()
-		if err := gen.Run(); err != nil {
+		if err := generate(stderr, bin, trace, ranks, events); err != nil {
 			return fmt.Errorf("generating the trace: %w", err)
 		}
 		fmt.Fprintf(stderr, "generated %s in %.1fs\n", trace, time.Since(start).Seconds())
@@ -47,15 +41,9 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, trace str
 	fmt.Fprintf(stdout, "%s: %d events\n%10s %10s %14s %12s\n", trace, n, "processes", "time [s]", "events/s", "peak [MiB]")
 	for _, m := range procs {
 		cmd := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(m), bin, "-q", "-o", out, trace)
-		cmd.Stderr = stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
+		secs, rss, err := measure(stderr, cmd)
+		if err != nil {
 			return fmt.Errorf("analyzing with %d processes: %w", m, err)
-		}
-		secs := time.Since(start).Seconds()
-		var rss float64
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = float64(ru.Maxrss) / 1024
 		}
 		fmt.Fprintf(stdout, "%10d %10.2f %14.3g %12.1f\n", m, secs, float64(n)/secs, rss)
 		fmt.Fprintf(&b, "%s,%d,%d,%.4f,%.0f,%.1f\n", filepath.Base(trace), n, m, secs, float64(n)/secs, rss)

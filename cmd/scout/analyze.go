@@ -81,16 +81,8 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 			prog.printf("analyzed %d/%d locations", k, n)
 		}
 	}
-	err = hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
-		r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
-		if err != nil {
-			return err
-		}
-		report(r)
-		return nil
-	})
-	if err != nil {
-		return nil, explainDeadlock(err)
+	if _, err := replayInProcess(a, defs, env, masters, report); err != nil {
+		return nil, err
 	}
 	if err := forEach(others, o.jobs, func(loc uint64) error {
 		r, err := profileOnly(a, defs, loc)
@@ -110,6 +102,29 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 	warnCCV(prog, results)
 	prog.printf("analyzed %d events of %d locations, %d call paths, in %.2fs", events, n, len(rep.Tree.Nodes), time.Since(start).Seconds())
 	return rep, nil
+}
+
+// replayInProcess replays the master locations masters[r] of ranks
+// 0..len(masters)-1, each in a goroutine, over the in-process transport,
+// calls done (if not nil) with each result as it completes, and returns
+// the results in rank order.
+func replayInProcess(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, done func(locResult)) ([]locResult, error) {
+	results := make([]locResult, len(masters))
+	err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+		r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
+		if err != nil {
+			return err
+		}
+		results[c.Rank()] = r
+		if done != nil {
+			done(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, explainDeadlock(err)
+	}
+	return results, nil
 }
 
 // warnCCV prints the number of clock-condition violations, if any.

@@ -178,13 +178,18 @@ func underMPILauncher() bool {
 	return err == nil && n > 1
 }
 
+// tempPattern is the os.CreateTemp pattern of the temporary file of an
+// output written to path; cube.WriteFile names its temporary files alike,
+// which lets an interrupted run find them all.
+func tempPattern(path string) string { return "." + filepath.Base(path) + ".*.tmp" }
+
 // writeOutput writes to path ("-" = stdout) atomically: into a temporary
 // file renamed into place on success, so a failure leaves no partial file.
 func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func removeOutputs() {
 		return
 	}
 	for _, p := range outputs.expected {
-		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".*.tmp"))
+		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(p), tempPattern(p)))
 		for _, t := range tmps {
 			os.Remove(t)
 		}

@@ -260,17 +260,7 @@ func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters [
 		return []locResult{r}, h.Finish()
 	}
 	if w.Size() == 1 {
-		// One process for all ranks: the in-process transport.
-		results := make([]locResult, len(masters))
-		err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
-			r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
-			results[c.Rank()] = r
-			return err
-		})
-		if err != nil {
-			return nil, explainDeadlock(err)
-		}
-		return results, nil
+		return replayInProcess(a, defs, env, masters, nil)
 	}
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {

@@ -81,6 +81,17 @@ func csvOf(t *testing.T, dir string) string {
 	return out.String()
 }
 
+// csvIn analyzes the trace in dir, writing the report into dir, and
+// returns the CSV.
+func csvIn(t *testing.T, dir string) []byte {
+	t.Helper()
+	var out, stderr bytes.Buffer
+	if err := run([]string{"-q", "-o", dir, "--csv", "-", dir}, &out, &stderr); err != nil {
+		t.Fatalf("scout: %v\n%s", err, stderr.String())
+	}
+	return out.Bytes()
+}
+
 // TestDeterministic checks that repeated runs, with any number of
 // threads, give identical results.
 func TestDeterministic(t *testing.T) {

@@ -168,15 +168,7 @@ func TestTracegenLocalDefs(t *testing.T) {
 				if err := run(args, io.Discard, &stderr); err != nil {
 					t.Fatalf("scout %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 				}
-				out := filepath.Join(trace, "out.csv")
-				if err := run([]string{"-q", "-o", trace, "--csv", out, trace}, io.Discard, &stderr); err != nil {
-					t.Fatalf("scout: %v\n%s", err, stderr.String())
-				}
-				b, err := os.ReadFile(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
+				return csvIn(t, trace)
 			}
 			if want, got := csvOf(false), csvOf(true); !bytes.Equal(got, want) {
 				t.Errorf("local definitions: results differ from the global-definitions archive")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -30,15 +29,7 @@ func TestUnifyLocalDefs(t *testing.T) {
 						t.Fatalf("scout unify: %v\n%s", err, stderr.String())
 					}
 				}
-				out := filepath.Join(trace, "out.csv")
-				if err := run([]string{"-q", "-o", trace, "--csv", out, trace}, io.Discard, &stderr); err != nil {
-					t.Fatalf("scout: %v\n%s", err, stderr.String())
-				}
-				b, err := os.ReadFile(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
+				return csvIn(t, trace)
 			}
 			gen := func(sub string, local bool) string {
 				trace := filepath.Join(dir, sub)

@@ -45,7 +45,7 @@ import (
 // message; Recv starts the queued sends (MPI_Isend, in order, which keeps
 // each pair of processes in order), completes them (MPI_Test), and polls
 // for arrivals (MPI_Improbe from any source) until one arrives, yielding
-// and then sleeping up to 50µs between polls while idle.
+// and then sleeping between polls while idle (see idle).
 type Link struct {
 	c   *Comm
 	tag int
