@@ -366,12 +366,12 @@ type splitResult struct {
 	ranks []int
 }
 
-func (c *handle) splitResult(s *slot) *splitResult {
-	n := len(s.in)
-	res := &splitResult{comms: make([]*commState, n), ranks: make([]int, n)}
+// splitGroups groups the ranks of a Split by color, in ascending color
+// order, each group ordered by key and then by rank; ranks with a
+// negative color (MPI_UNDEFINED) are in no group.
+func splitGroups(in []*contrib) (colors []int, groups [][]int) {
 	byColor := map[int][]int{}
-	var colors []int
-	for r, ct := range s.in {
+	for r, ct := range in {
 		if ct.color < 0 {
 			continue
 		}
@@ -383,7 +383,18 @@ func (c *handle) splitResult(s *slot) *splitResult {
 	slices.Sort(colors)
 	for _, color := range colors {
 		rs := byColor[color] // ascending rank; stable sort keeps it for equal keys
-		slices.SortStableFunc(rs, func(a, b int) int { return cmp.Compare(s.in[a].key, s.in[b].key) })
+		slices.SortStableFunc(rs, func(a, b int) int { return cmp.Compare(in[a].key, in[b].key) })
+		groups = append(groups, rs)
+	}
+	return colors, groups
+}
+
+func (c *handle) splitResult(s *slot) *splitResult {
+	n := len(s.in)
+	res := &splitResult{comms: make([]*commState, n), ranks: make([]int, n)}
+	colors, groups := splitGroups(s.in)
+	for k, color := range colors {
+		rs := groups[k]
 		ms := make([]int, len(rs))
 		for i, r := range rs {
 			ms[i] = c.c.members[r]

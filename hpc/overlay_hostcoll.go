@@ -1,10 +1,8 @@
 package hpc
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Collectives of hosted runs, on the virtual point-to-point layer. The
@@ -163,25 +161,12 @@ func (c *hostComm) finish(in []*contrib, seq int) *collOut {
 	return out
 }
 
-// split groups the members by color, ordered by key and then rank, as
-// handle.splitResult does.
+// split makes the communicators of a Split (see splitGroups).
 func (c *hostComm) split(in []*contrib, seq int) []*newComm {
 	comms := make([]*newComm, len(in))
-	byColor := map[int][]int{}
-	var colors []int
-	for r, ct := range in {
-		if ct.color < 0 {
-			continue
-		}
-		if byColor[ct.color] == nil {
-			colors = append(colors, ct.color)
-		}
-		byColor[ct.color] = append(byColor[ct.color], r)
-	}
-	slices.Sort(colors)
-	for _, color := range colors {
-		rs := byColor[color]
-		slices.SortStableFunc(rs, func(a, b int) int { return cmp.Compare(in[a].key, in[b].key) })
+	colors, groups := splitGroups(in)
+	for k, color := range colors {
+		rs := groups[k]
 		ms := make([]int, len(rs))
 		for i, r := range rs {
 			ms[i] = c.s.members[r]

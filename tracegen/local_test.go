@@ -1,9 +1,11 @@
 package tracegen
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,12 +14,11 @@ import (
 	"scout/unify"
 )
 
-// TestLocalDefs checks an archive written before unification: no global
-// definitions, every location numbering its definitions its own way,
-// the same files for the same seed, and after unification the profile of
-// the closed form.
-func TestLocalDefs(t *testing.T) {
-	sc := scenarios["mixed"]
+// generateLocal writes scenario name with local definitions only and
+// opens the archive.
+func generateLocal(t *testing.T, name string) (Scenario, string, *Summary, *otf2.Archive) {
+	t.Helper()
+	sc := scenarios[name]
 	sc.LocalDefs = true
 	dir := t.TempDir()
 	sum, err := Generate(dir, sc)
@@ -28,6 +29,15 @@ func TestLocalDefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sc, dir, sum, a
+}
+
+// TestLocalDefs checks an archive written before unification: no global
+// definitions, every location numbering its definitions its own way,
+// the same files for the same seed, and after unification the profile of
+// the closed form.
+func TestLocalDefs(t *testing.T) {
+	sc, dir, sum, a := generateLocal(t, "mixed")
 	if a.Anchor.HasGlobalDefFile || a.Anchor.NumGlobalDefs != 0 || a.Anchor.NumLocations != uint64(sc.Locations) {
 		t.Errorf("anchor %+v: want no global definitions and %d locations", a.Anchor, sc.Locations)
 	}
@@ -86,22 +96,12 @@ func TestLocalDefs(t *testing.T) {
 }
 
 // TestLocalDefsGrids: the kinds added after Bcast, with their
-// sub-communicators, groups and Cartesian communicators, unify (each rank
-// defines only the communicators it belongs to; the Cartesian topologies,
-// which unification does not support, are left out) to the profile of
-// the closed form, and otf2-print reads the result.
+// sub-communicators, groups and Cartesian communicators and topologies,
+// unify (each rank defines only the communicators it belongs to and its
+// own Cartesian coordinates) to the profile of the closed form, and
+// otf2-print reads the result.
 func TestLocalDefsGrids(t *testing.T) {
-	sc := scenarios["grids"]
-	sc.LocalDefs = true
-	dir := t.TempDir()
-	sum, err := Generate(dir, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := otf2.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, dir, sum, a := generateLocal(t, "grids")
 	for r := range sc.Locations {
 		ld, err := a.ReadLocalDefs(uint64(r))
 		if err != nil {
@@ -116,6 +116,42 @@ func TestLocalDefsGrids(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkProfile(t, dir, sum)
+	// The unified topologies are those of the global-definitions archive.
+	carts := func(dir string) string {
+		t.Helper()
+		a, err := otf2.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.ReadGlobalDefs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string // in any order: identifiers follow first appearance
+		for _, tp := range d.CartTopologies {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s %s:", d.Str(tp.Name), d.Str(d.Comms[tp.Comm].Name))
+			for _, dim := range tp.Dims {
+				fmt.Fprintf(&b, " %+v", d.CartDimensions[dim].Size)
+			}
+			for _, c := range d.CartCoordinates {
+				if c.Topology == tp.Self {
+					fmt.Fprintf(&b, " %d@%v", c.Rank, c.Coords)
+				}
+			}
+			lines = append(lines, b.String())
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, "\n")
+	}
+	global := t.TempDir()
+	sc.LocalDefs = false
+	if _, err := Generate(global, sc); err != nil {
+		t.Fatal(err)
+	}
+	if want, got := carts(global), carts(dir); got != want || want == "" {
+		t.Errorf("unified Cartesian topologies:\n%s\nwant\n%s", got, want)
+	}
 	if _, err := exec.LookPath("otf2-print"); err == nil {
 		otf2Print(t, dir, sum)
 	}
