@@ -210,22 +210,28 @@ func (h *hostRun) exit(r *hostRank, err error) {
 	defer h.mu.Unlock()
 	r.exited = true
 	h.alive--
-	status := exitOK
+	// A rank that failed says so in its exit, with the run's first
+	// failure as this process knows it: a process that learns of the
+	// failure from this exit (before the first failure's own exit
+	// reaches it) must not take the rank for one that simply returned.
+	status, origin, cause := exitOK, -1, error(nil)
 	if err != nil {
 		if h.failure == nil {
 			h.failure = &hostFailure{kind: ErrAborted, rank: r.vrank, cause: err}
 		}
-		if !h.told {
-			h.told = true
-			status = exitAborted
-			if h.failure.kind == ErrDeadlock {
-				status = exitDeadlock
+		f := h.failure
+		status, origin, cause = exitAborted, f.rank, f.cause
+		if f.kind == ErrDeadlock {
+			status = exitDeadlock
+			if !f.remote { // found here: this rank's error describes it
+				origin, cause = r.vrank, err
 			}
 		}
+		h.told = true
 	}
 	// Sent under mu: a rank's exit follows everything it sent, and the
 	// last exit precedes the wake.
-	h.broadcast(encodeExit(r.vrank, status, err))
+	h.broadcast(encodeExit(r.vrank, status, origin, cause))
 	h.wakeAll()
 	h.detect()
 	if h.alive == 0 {
@@ -294,7 +300,7 @@ func (h *hostRun) handle(from int, msg []byte) bool {
 		h.linkFailed(fmt.Errorf("from process %d: %w", from, err))
 		if !h.told {
 			h.told = true
-			h.broadcast(encodeExit(-1, exitAborted, h.linkErr))
+			h.broadcast(encodeExit(-1, exitAborted, -1, h.linkErr))
 		}
 	}
 	return h.woken && h.nExited == h.remote
@@ -319,7 +325,7 @@ func (h *hostRun) frame(from int, msg []byte) error {
 		}
 		h.deliver(hd, payload)
 	case frameExit:
-		rank, status, cause, err := decodeExit(msg[1:])
+		rank, status, origin, cause, err := decodeExit(msg[1:])
 		if err != nil {
 			return err
 		}
@@ -337,7 +343,7 @@ func (h *hostRun) frame(from int, msg []byte) error {
 				if status == exitDeadlock {
 					kind = ErrDeadlock
 				}
-				h.failure = &hostFailure{kind: kind, rank: rank, cause: cause, remote: true}
+				h.failure = &hostFailure{kind: kind, rank: origin, cause: cause, remote: true}
 			}
 		}
 		// Receives from the rank that exited may now be hopeless.

@@ -10,13 +10,13 @@ import (
 // The wire format of hosted runs. Every Link message is a frame:
 //
 //	data:  1, uvarint comm, uvarint src, uvarint dst, varint tag, payload
-//	exit:  2, varint rank, byte status[, byte kind, string message]
+//	exit:  2, varint rank, byte status[, varint origin, byte kind, string message]
 //	wake:  3
 //
 // src, dst and rank are virtual world ranks. A process sends "exit" to
 // every other process when one of its ranks returns; status says whether
-// the rank's failure is the first one the process saw (then the error's
-// kind and message follow). rank -1 reports a process that failed on its
+// the rank failed, and how the run failed (then the run's first failure
+// follows: the rank that failed first, its error's kind and message). rank -1 reports a process that failed on its
 // own (a corrupt message). "wake" goes to the sender itself when its last
 // rank has returned. Collective payloads (contributions to the
 // coordinator and its replies) are encoded by encodeContrib and
@@ -31,9 +31,9 @@ const (
 
 // Exit statuses.
 const (
-	exitOK       byte = iota // returned, or failed after the run had failed
-	exitAborted              // failed first: the run aborts
-	exitDeadlock             // failed first, with a deadlock found here
+	exitOK       byte = iota // returned without error
+	exitAborted              // failed; the run aborts
+	exitDeadlock             // failed; the run deadlocked
 )
 
 // Error kinds carried by abort frames and collective replies, so that
@@ -272,27 +272,31 @@ func decodeData(msg []byte) (hostKey, []byte, error) {
 	return h, payload, nil
 }
 
-func encodeExit(rank int, status byte, err error) []byte {
+// encodeExit encodes the exit of rank; a failed rank's exit carries the
+// run's first failure as its process knows it: the failed rank (origin,
+// -1 if none) and its error.
+func encodeExit(rank int, status byte, origin int, cause error) []byte {
 	w := wbuf{frameExit}.iv(rank).b(status)
 	if status != exitOK {
-		w = w.b(errKind(err)).str(err.Error())
+		w = w.iv(origin).b(errKind(cause)).str(cause.Error())
 	}
 	return w
 }
 
-// decodeExit decodes an exit frame after its type byte; cause is nil for
-// exitOK.
-func decodeExit(msg []byte) (rank int, status byte, cause error, err error) {
+// decodeExit decodes an exit frame after its type byte; origin is -1 and
+// cause nil for exitOK.
+func decodeExit(msg []byte) (rank int, status byte, origin int, cause error, err error) {
 	r := &rbuf{b: msg}
-	rank, status = r.iv(), r.byte1()
+	rank, status, origin = r.iv(), r.byte1(), -1
 	if status > exitDeadlock {
 		r.fail()
 	}
 	if status != exitOK {
+		origin = r.iv()
 		kind, text := r.byte1(), r.str()
 		cause = decodeError(kind, text)
 	}
-	return rank, status, cause, r.err
+	return rank, status, origin, cause, r.err
 }
 
 // encodeContrib encodes a member's collective call and the error of its
