@@ -163,6 +163,7 @@ func (c *hostComm) post(dst, tag int, data []byte) error {
 		h.mu.Unlock()
 		return nil
 	}
+	h.sent.Add(1)
 	err := h.link.Send(proc, encodeData(k, data))
 	if err != nil {
 		h.mu.Lock()

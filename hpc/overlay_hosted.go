@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Hosted runs ("M < N"): M processes host N ≥ M virtual ranks, each a
@@ -43,12 +45,13 @@ import (
 // matching and order, buffered sends, bit-identical reductions (combined
 // in rank order by each collective's coordinator), Split, Create, Self,
 // Free and names. A rank that fails makes every rank of every process
-// fail with ErrAborted. Deadlocks are detected when they involve ranks
-// that have returned (such as a receive from a rank that returned) or
-// only this process's ranks, not cycles of blocked ranks that span
-// processes. The result joins the local ranks' errors in rank order; if
-// they all succeeded, it reports a failure of another process's rank or
-// of the link.
+// fail with ErrAborted. Deadlocks are detected as RunInProcess detects
+// them: at once when a call waits for a rank that returned or only this
+// process's ranks are involved, and within milliseconds by process 0's
+// probes when blocked ranks of several processes wait for each other
+// (see overlay_quiesce.go). The result joins the local ranks' errors in
+// rank order; if they all succeeded, it reports a failure of another
+// process's rank or of the link.
 func RunHosted(link Link, place []int, fn func(world Comm) error) error {
 	procs, me := link.Procs(), link.Proc()
 	if len(place) < 1 {
@@ -73,6 +76,7 @@ func RunHosted(link Link, place []int, fn func(world Comm) error) error {
 	}
 	h.alive = len(h.local)
 	h.remote = len(place) - len(h.local)
+	h.probeEvery = minProbeEvery
 	errs := make([]error, len(h.local))
 	var wg sync.WaitGroup
 	for i, r := range h.local {
@@ -87,7 +91,13 @@ func RunHosted(link Link, place []int, fn func(world Comm) error) error {
 		h.sendWake()
 		h.mu.Unlock()
 	}
-	h.route()
+	if me == 0 && procs > 1 {
+		stop := h.startTicker()
+		h.route()
+		stop()
+	} else {
+		h.route()
+	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -134,6 +144,16 @@ type hostRun struct {
 	nExited      int          // remote ranks whose exit arrived
 	woken        bool         // this process's own wake arrived
 	linkErr      error        // the link failed
+
+	// Global deadlock detection (overlay_quiesce.go).
+	sent       atomic.Uint64 // data and exit frames sent to other processes
+	recvd      uint64        // data and exit frames received
+	wave       *wave         // process 0: the wave under way
+	lastWave   *wave         // process 0: the last complete wave
+	epoch      uint64        // process 0: waves started
+	probeEvery time.Duration // process 0: time between waves
+	endSent    bool          // process 0: "end" went out
+	ended      bool          // "end" arrived from process 0
 }
 
 // hostFailure is the first failure a process sees.
@@ -247,12 +267,14 @@ func (h *hostRun) sendWake() {
 	}
 }
 
-// broadcast sends a frame to every other process. The caller holds mu.
+// broadcast sends an exit frame to every other process. The caller
+// holds mu.
 func (h *hostRun) broadcast(frame []byte) {
 	for p := range h.procs {
 		if p == h.me {
 			continue
 		}
+		h.sent.Add(1)
 		if err := h.link.Send(p, frame); err != nil {
 			h.linkFailed(err)
 			return
@@ -303,7 +325,31 @@ func (h *hostRun) handle(from int, msg []byte) bool {
 			h.broadcast(encodeExit(-1, exitAborted, -1, h.linkErr))
 		}
 	}
-	return h.woken && h.nExited == h.remote
+	return h.finished()
+}
+
+// finished reports whether the router is done: the local ranks have
+// returned (the wake arrived), every rank of the other processes has
+// exited, and process 0, the one that probes, has ended the run for the
+// others. The caller holds mu.
+func (h *hostRun) finished() bool {
+	switch {
+	case !h.woken || h.nExited < h.remote:
+		return false
+	case h.procs == 1 || h.linkErr != nil:
+		return true
+	case h.me != 0:
+		return h.ended
+	case h.wave != nil: // the answers must still be received
+		return false
+	}
+	if !h.endSent {
+		h.endSent = true
+		for p := 1; p < h.procs; p++ {
+			h.sendControl(p, []byte{frameEnd})
+		}
+	}
+	return true
 }
 
 // frame processes one frame. The caller holds mu.
@@ -323,6 +369,7 @@ func (h *hostRun) frame(from int, msg []byte) error {
 		if hd.dst >= len(h.ranks) || h.ranks[hd.dst] == nil || hd.src >= len(h.place) || h.place[hd.src] != from {
 			return fmt.Errorf("message from rank %d to rank %d, which is not hosted here: do the processes pass the same placement?", hd.src, hd.dst)
 		}
+		h.recvd++
 		h.deliver(hd, payload)
 	case frameExit:
 		rank, status, origin, cause, err := decodeExit(msg[1:])
@@ -336,6 +383,7 @@ func (h *hostRun) frame(from int, msg []byte) error {
 			h.remoteExited[rank] = true
 			h.nExited++
 		}
+		h.recvd++
 		if status != exitOK {
 			h.told = true
 			if h.failure == nil {
@@ -354,6 +402,43 @@ func (h *hostRun) frame(from int, msg []byte) error {
 			return fmt.Errorf("wake from process %d", from)
 		}
 		h.woken = true
+	case frameTick:
+		if from != h.me || h.me != 0 {
+			return fmt.Errorf("tick from process %d", from)
+		}
+		h.tick()
+	case frameProbe:
+		epoch, withState, err := decodeProbe(msg[1:])
+		if err != nil {
+			return err
+		}
+		if from != 0 {
+			return fmt.Errorf("probe from process %d", from)
+		}
+		h.sendControl(0, encodeAck(epoch, h.localAck(withState)))
+	case frameAck:
+		epoch, a, err := decodeAck(msg[1:])
+		if err != nil {
+			return err
+		}
+		if h.me != 0 || from == 0 {
+			return fmt.Errorf("probe answer from process %d to process %d", from, h.me)
+		}
+		return h.answer(from, epoch, a)
+	case frameDeadlock:
+		state, err := decodeDeadlock(msg[1:])
+		if err != nil {
+			return err
+		}
+		if from != 0 || len(state) != len(h.place) {
+			return fmt.Errorf("deadlock of %d ranks from process %d", len(state), from)
+		}
+		h.globalDeadlock(state)
+	case frameEnd:
+		if from != 0 || h.me == 0 {
+			return fmt.Errorf("end from process %d", from)
+		}
+		h.ended = true
 	default:
 		return fmt.Errorf("unexpected frame type %d", msg[0])
 	}

@@ -737,6 +737,38 @@ func TestHostedDeadlock(t *testing.T) {
 			return 0, w.Barrier()
 		})
 	})
+	// Deadlocks that span processes, found by process 0's probes.
+	t.Run("cycle across processes", func(t *testing.T) {
+		compareHosted(t, errKinds, func(w Comm) (int, error) {
+			_, err := w.Recv((w.Rank()+1)%w.Size(), 0)
+			return 0, err
+		})
+	})
+	t.Run("tag mismatch", func(t *testing.T) {
+		compareHosted(t, errKinds, func(w Comm) (int, error) {
+			n := w.Size()
+			if err := w.Send((w.Rank()+1)%n, 1, []byte{1}); err != nil {
+				return 0, err
+			}
+			_, err := w.Recv((w.Rank()+n-1)%n, 2)
+			return 0, err
+		})
+	})
+	t.Run("collectives of different counts", func(t *testing.T) {
+		compareHosted(t, errKinds, func(w Comm) (int, error) {
+			calls := 2
+			if w.Rank() == w.Size()-1 {
+				calls = 3
+			}
+			for range calls {
+				if err := w.Barrier(); err != nil {
+					return 0, err
+				}
+			}
+			_, err := w.Recv(0, 0) // rank 0 never sends
+			return 0, err
+		})
+	})
 	t.Run("cycle on one process", func(t *testing.T) {
 		const n = 4
 		_, errs, runErr := runOn(t, hostedRunner(1, placements[0]), n, func(w Comm) (int, error) {
@@ -754,15 +786,16 @@ func TestHostedDeadlock(t *testing.T) {
 	})
 }
 
-// TestHostedLinkFailure breaks the links while every rank waits for a
-// message that never comes (a deadlock across processes, which a hosted
-// run does not detect): every rank and process fails, naming the link.
+// TestHostedLinkFailure breaks the links while every rank but one waits
+// for a message that never comes, and the last one still runs: every rank
+// and process fails, naming the link.
 func TestHostedLinkFailure(t *testing.T) {
 	const n, procs = 5, 2
 	links := NewMemLinks(procs)
 	place := RoundRobinPlacement(n, procs)
 	var blocked sync.WaitGroup
 	blocked.Add(n)
+	release := make(chan struct{})
 	rankErrs := make([]error, n)
 	errs := make([]error, procs)
 	var wg sync.WaitGroup
@@ -772,6 +805,9 @@ func TestHostedLinkFailure(t *testing.T) {
 			defer wg.Done()
 			errs[p] = RunHosted(links[p], place, func(w Comm) error {
 				blocked.Done()
+				if w.Rank() == 0 { // running: no deadlock yet
+					<-release
+				}
 				_, err := w.Recv((w.Rank()+1)%n, 0)
 				rankErrs[w.Rank()] = err
 				return err
@@ -781,6 +817,7 @@ func TestHostedLinkFailure(t *testing.T) {
 	blocked.Wait()
 	time.Sleep(10 * time.Millisecond)
 	links[0].(*memLink).net.breakAll(errors.New("cable cut"))
+	close(release)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {

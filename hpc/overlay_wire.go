@@ -27,6 +27,11 @@ const (
 	frameData byte = iota + 1
 	frameExit
 	frameWake
+	frameTick     // process 0 to itself: time for a wave of probes
+	frameProbe    // process 0 to the others: uvarint epoch, byte want state
+	frameAck      // answer to a probe (see encodeAck)
+	frameDeadlock // process 0 to the others: the state of every rank
+	frameEnd      // process 0 to the others: the run is over everywhere
 )
 
 // Exit statuses.
