@@ -19,6 +19,9 @@ var (
 	ErrMismatch = errors.New("hpc: collective mismatch")
 	// ErrFreed means a communicator was used after Free.
 	ErrFreed = errors.New("hpc: communicator freed")
+	// ErrLinkFailed means the Link of a hosted run failed: the processes
+	// can no longer reach each other.
+	ErrLinkFailed = errors.New("link failed")
 	// ErrPanic marks the error RunInProcess returns for a rank whose
 	// function panicked; the message holds the panic value and stack.
 	ErrPanic = errors.New("hpc: panic")

@@ -45,9 +45,7 @@ func (c *hostComm) collective(ct *contrib) (*collResult, error) {
 			return nil, c.linkError(ct, seq)
 		}
 		h.mu.Lock()
-		msg, err := c.await(coord, down, func() string {
-			return fmt.Sprintf("%v on %s (call %d) waiting for %s", ct, c.where(), seq, c.who(0))
-		})
+		msg, err := c.awaitColl(coord, down, ct, seq, 0)
 		h.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -60,9 +58,7 @@ func (c *hostComm) collective(ct *contrib) (*collResult, error) {
 	in[0], errs[0] = ct, callErr
 	for i := 1; i < n; i++ {
 		h.mu.Lock()
-		msg, err := c.await(c.s.members[i], up, func() string {
-			return fmt.Sprintf("%v on %s (call %d) waiting for %s", ct, c.where(), seq, c.who(i))
-		})
+		msg, err := c.awaitColl(c.s.members[i], up, ct, seq, i)
 		h.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -87,6 +83,19 @@ func (c *hostComm) collective(ct *contrib) (*collResult, error) {
 		}
 	}
 	return decodeReply(ct.kind, ct.root, 0, encodeReply(ct.kind, ct.root, 0, out))
+}
+
+// awaitColl waits for the next message of collective call seq from
+// member i. The caller holds h.mu.
+func (c *hostComm) awaitColl(src, tag int, ct *contrib, seq, i int) ([]byte, error) {
+	head := func() string { return fmt.Sprintf("%v on %s (call %d)", ct, c.where(), seq) }
+	w := &hostWait{key: hostKey{comm: c.s.id, src: src, dst: c.me.vrank, tag: tag},
+		desc: func() string { return head() + " waiting for " + c.who(i) },
+		coll: &collNote{comm: c.s.id, seq: seq, members: c.s.members, head: head}}
+	if err := c.h.block(c.me, w); err != nil {
+		return nil, err
+	}
+	return c.h.take(w.key), nil
 }
 
 // linkError is the error of a collective whose message the link did not

@@ -165,6 +165,9 @@ func (c *hostComm) post(dst, tag int, data []byte) error {
 	}
 	h.sent.Add(1)
 	err := h.link.Send(proc, encodeData(k, data))
+	if err == nil && h.poller != nil {
+		err = h.poller.Progress() // this rank drives the link
+	}
 	if err != nil {
 		h.mu.Lock()
 		h.linkFailed(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,21 @@ func RunHosted(link Link, place []int, fn func(world Comm) error) error {
 	h.remote = len(place) - len(h.local)
 	h.probeEvery = minProbeEvery
 	errs := make([]error, len(h.local))
+	if p, ok := link.(Poller); ok && len(h.local) == 1 && procs > 1 {
+		// One rank: it runs here and drives the link while it waits
+		// (see Poller); the router takes over when it has returned.
+		h.poller = p
+		var stop func()
+		if me == 0 {
+			stop = h.startTicker()
+		}
+		errs[0] = h.run(h.local[0], h.newComm(h.local[0], world, h.local[0].vrank), fn)
+		h.route()
+		if stop != nil {
+			stop()
+		}
+		return h.result(errs)
+	}
 	var wg sync.WaitGroup
 	for i, r := range h.local {
 		wg.Add(1)
@@ -99,17 +115,23 @@ func RunHosted(link Link, place []int, fn func(world Comm) error) error {
 		h.route()
 	}
 	wg.Wait()
+	return h.result(errs)
+}
+
+// result is RunHosted's result once the run is over here: the local
+// ranks' errors, or else a failure of another process or of the link.
+func (h *hostRun) result(errs []error) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.linkErr != nil {
-		return fmt.Errorf("hpc: process %d: %w", me, h.linkErr)
+		return fmt.Errorf("hpc: process %d: %w", h.me, h.linkErr)
 	}
 	if f := h.failure; f != nil {
 		return &opError{kind: f.kind, rank: -1, cause: f.cause,
-			msg: fmt.Sprintf("hpc: process %d: %s%s", me, f.by(), firstLine(f.cause.Error()))}
+			msg: fmt.Sprintf("hpc: process %d: %s%s", h.me, f.by(), firstLine(f.cause.Error()))}
 	}
 	return nil
 }
@@ -154,6 +176,9 @@ type hostRun struct {
 	probeEvery time.Duration // process 0: time between waves
 	endSent    bool          // process 0: "end" went out
 	ended      bool          // "end" arrived from process 0
+
+	// poller is set when the only local rank drives the link itself.
+	poller Poller
 }
 
 // hostFailure is the first failure a process sees.
@@ -204,6 +229,10 @@ type hostRank struct {
 type hostWait struct {
 	key  hostKey
 	desc func() string // the call, for messages; called with mu held
+	// coll describes a collective call the rank is blocked in, nil for
+	// a point-to-point call: deadlock messages name the members that
+	// have not joined it, as RunInProcess does.
+	coll *collNote
 }
 
 // run calls fn for rank r, turning a panic into an error, and records
@@ -235,6 +264,7 @@ func (h *hostRun) exit(r *hostRank, err error) {
 	// failure from this exit (before the first failure's own exit
 	// reaches it) must not take the rank for one that simply returned.
 	status, origin, cause := exitOK, -1, error(nil)
+	var state []string
 	if err != nil {
 		if h.failure == nil {
 			h.failure = &hostFailure{kind: ErrAborted, rank: r.vrank, cause: err}
@@ -242,16 +272,19 @@ func (h *hostRun) exit(r *hostRank, err error) {
 		f := h.failure
 		status, origin, cause = exitAborted, f.rank, f.cause
 		if f.kind == ErrDeadlock {
-			status = exitDeadlock
-			if !f.remote { // found here: this rank's error describes it
-				origin, cause = r.vrank, err
+			// The deadlock's culprit and the state of the ranks, so
+			// that every rank describes it alike; the rank's error
+			// for a process that learnt of it without the state.
+			status, state = exitDeadlock, f.state
+			if cause == nil {
+				cause = err
 			}
 		}
 		h.told = true
 	}
 	// Sent under mu: a rank's exit follows everything it sent, and the
 	// last exit precedes the wake.
-	h.broadcast(encodeExit(r.vrank, status, origin, cause))
+	h.broadcast(encodeExit(r.vrank, status, origin, cause, state))
 	h.wakeAll()
 	h.detect()
 	if h.alive == 0 {
@@ -285,7 +318,7 @@ func (h *hostRun) broadcast(frame []byte) {
 // linkFailed fails the run after a link error. The caller holds mu.
 func (h *hostRun) linkFailed(err error) {
 	if h.linkErr == nil {
-		h.linkErr = fmt.Errorf("link failed: %w", err)
+		h.linkErr = fmt.Errorf("%w: %w", ErrLinkFailed, err)
 	}
 	if h.failure == nil {
 		h.failure = &hostFailure{kind: ErrAborted, rank: -1, cause: h.linkErr}
@@ -316,13 +349,18 @@ func (h *hostRun) route() {
 func (h *hostRun) handle(from int, msg []byte) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.handleLocked(from, msg)
+}
+
+// handleLocked is handle for a caller that holds mu.
+func (h *hostRun) handleLocked(from int, msg []byte) bool {
 	err := h.frame(from, msg)
 	if err != nil {
 		// A corrupt frame: fail the run here and tell the others.
 		h.linkFailed(fmt.Errorf("from process %d: %w", from, err))
 		if !h.told {
 			h.told = true
-			h.broadcast(encodeExit(-1, exitAborted, -1, h.linkErr))
+			h.broadcast(encodeExit(-1, exitAborted, -1, h.linkErr, nil))
 		}
 	}
 	return h.finished()
@@ -372,7 +410,7 @@ func (h *hostRun) frame(from int, msg []byte) error {
 		h.recvd++
 		h.deliver(hd, payload)
 	case frameExit:
-		rank, status, origin, cause, err := decodeExit(msg[1:])
+		rank, status, origin, cause, state, err := decodeExit(msg[1:])
 		if err != nil {
 			return err
 		}
@@ -392,6 +430,9 @@ func (h *hostRun) frame(from int, msg []byte) error {
 					kind = ErrDeadlock
 				}
 				h.failure = &hostFailure{kind: kind, rank: origin, cause: cause, remote: true}
+				if len(state) == len(h.place) {
+					h.failure.state, h.failure.remote = state, false
+				}
 			}
 		}
 		// Receives from the rank that exited may now be hopeless.
@@ -516,9 +557,32 @@ func (h *hostRun) block(me *hostRank, w *hostWait) error {
 		if h.failure != nil {
 			return h.failed(me, w.desc(), true)
 		}
+		if h.poller != nil {
+			h.poll()
+			continue
+		}
 		h.mu.Unlock()
 		<-me.wake
 		h.mu.Lock()
+	}
+}
+
+// pollSlice is how long a waiting rank polls the link before it looks
+// at its own state again (queued sends, a failure).
+const pollSlice = time.Millisecond
+
+// poll waits a little for a frame and handles it, for a rank that drives
+// the link itself. The caller holds mu, which poll releases while it
+// waits.
+func (h *hostRun) poll() {
+	h.mu.Unlock()
+	from, msg, ok, err := h.poller.Poll(pollSlice)
+	h.mu.Lock()
+	switch {
+	case err != nil:
+		h.linkFailed(err)
+	case ok:
+		h.handleLocked(from, msg)
 	}
 }
 
@@ -561,20 +625,19 @@ func (h *hostRun) detect() {
 // this process knows it, and wakes the blocked ranks. The caller holds
 // mu.
 func (h *hostRun) deadlock(culprit int) {
-	f := &hostFailure{kind: ErrDeadlock, rank: culprit, state: make([]string, len(h.ranks))}
+	var notes []rankNote
 	for v, r := range h.ranks {
 		switch {
-		case r == nil && h.remoteExited[v], r != nil && r.exited:
-			f.state[v] = fmt.Sprintf("rank %d exited", v)
+		case r == nil && h.remoteExited[v]:
+			notes = append(notes, rankNote{rank: v, note: fmt.Sprintf("rank %d exited", v)})
 		case r == nil:
-			f.state[v] = fmt.Sprintf("rank %d on process %d", v, h.place[v])
-		case r.wait != nil:
-			f.state[v] = fmt.Sprintf("rank %d blocked in %s", v, r.wait.desc())
-		default:
-			f.state[v] = fmt.Sprintf("rank %d running", v)
+			notes = append(notes, rankNote{rank: v, note: fmt.Sprintf("rank %d on process %d", v, h.place[v])})
+		case r.wait == nil && !r.exited:
+			notes = append(notes, rankNote{rank: v, note: fmt.Sprintf("rank %d running", v)})
 		}
 	}
-	h.failure = f
+	notes = append(notes, h.localNotes()...)
+	h.failure = &hostFailure{kind: ErrDeadlock, rank: culprit, state: renderNotes(notes, len(h.place))}
 	h.wakeAll()
 }
 
@@ -590,6 +653,12 @@ func (h *hostRun) failed(me *hostRank, op string, blocked bool) error {
 		return &opError{kind: ErrAborted, rank: me.vrank, cause: f.cause,
 			msg: fmt.Sprintf("hpc: aborted: rank %d %s %s: %s%s",
 				me.vrank, verb, op, f.by(), firstLine(f.cause.Error()))}
+	}
+	if blocked && f.state != nil {
+		// The state names the members a collective waits for.
+		if s, ok := strings.CutPrefix(f.state[me.vrank], fmt.Sprintf("rank %d blocked in ", me.vrank)); ok {
+			op = s
+		}
 	}
 	if f.remote {
 		return &opError{kind: ErrDeadlock, rank: me.vrank, cause: f.cause,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Link moves byte messages between the processes of a hosted run (see
@@ -29,6 +30,22 @@ type Link interface {
 	// messages sent have left this process. Recv and Send fail
 	// afterwards.
 	Close() error
+}
+
+// A Poller is a Link whose traffic the goroutine that calls RunHosted
+// can drive in small steps. When a process hosts a single rank, RunHosted
+// runs that rank on its caller's goroutine (an MPI process's main thread)
+// and, while the rank waits, polls the link itself instead of handing
+// every message from a router goroutine to the rank: with one rank per
+// process, as under mpirun -np N, that handoff cost more than the replay.
+type Poller interface {
+	Link
+	// Progress starts the sends queued so far without waiting for
+	// anything.
+	Progress() error
+	// Poll waits up to about d for a message from any process; ok says
+	// whether one arrived.
+	Poll(d time.Duration) (proc int, msg []byte, ok bool, err error)
 }
 
 // ErrLinkClosed is the error of a Link's Send or Recv after Close.
@@ -75,7 +92,7 @@ func NewMemLinks(procs int) []Link {
 	net := &memNet{boxes: make([]*memBox, procs)}
 	links := make([]Link, procs)
 	for p := range procs {
-		net.boxes[p] = &memBox{}
+		net.boxes[p] = &memBox{notify: make(chan struct{}, 1)}
 		net.boxes[p].cond.L = &net.boxes[p].mu
 		links[p] = &memLink{net: net, proc: p}
 	}
@@ -95,7 +112,8 @@ type memBox struct {
 	msgs   []memMsg
 	head   int
 	closed bool
-	broken error // set by breakAll: every Recv fails with it
+	broken error         // set by breakAll: every Recv fails with it
+	notify chan struct{} // signalled by Send, for Poll
 }
 
 type memMsg struct {
@@ -108,6 +126,8 @@ type memLink struct {
 	net  *memNet
 	proc int
 }
+
+var _ Poller = (*memLink)(nil)
 
 func (l *memLink) Proc() int  { return l.proc }
 func (l *memLink) Procs() int { return len(l.net.boxes) }
@@ -131,6 +151,7 @@ func (l *memLink) Send(proc int, msg []byte) error {
 	}
 	b.msgs = append(b.msgs, memMsg{from: l.proc, msg: clone(msg)})
 	b.cond.Signal()
+	signal(b.notify)
 	return nil
 }
 
@@ -155,6 +176,39 @@ func (l *memLink) Recv() (int, []byte, error) {
 	for b.head == len(b.msgs) && !b.closed && b.broken == nil {
 		b.cond.Wait()
 	}
+	return b.next()
+}
+
+// Progress does nothing: Send delivers at once.
+func (l *memLink) Progress() error { return nil }
+
+// Poll waits up to d for the next message in this process's inbox.
+func (l *memLink) Poll(d time.Duration) (int, []byte, bool, error) {
+	b := l.net.boxes[l.proc]
+	var t *time.Timer
+	for {
+		b.mu.Lock()
+		if b.head < len(b.msgs) || b.closed || b.broken != nil {
+			from, msg, err := b.next()
+			b.mu.Unlock()
+			return from, msg, err == nil, err
+		}
+		b.mu.Unlock()
+		if t == nil {
+			t = time.NewTimer(d)
+			defer t.Stop()
+		}
+		select {
+		case <-b.notify:
+		case <-t.C:
+			return 0, nil, false, nil
+		}
+	}
+}
+
+// next takes the first message of a box that has one, or returns the
+// error that ends its use. The caller holds b.mu.
+func (b *memBox) next() (int, []byte, error) {
 	if b.broken != nil {
 		return 0, nil, b.broken
 	}
@@ -179,6 +233,7 @@ func (l *memLink) Close() error {
 	b.closed = true
 	b.msgs, b.head = nil, 0
 	b.cond.Broadcast()
+	signal(b.notify)
 	return nil
 }
 
@@ -189,6 +244,7 @@ func (n *memNet) breakAll(err error) {
 		b.mu.Lock()
 		b.broken = err
 		b.cond.Broadcast()
+		signal(b.notify)
 		b.mu.Unlock()
 	}
 }

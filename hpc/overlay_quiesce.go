@@ -57,10 +57,74 @@ type ack struct {
 	state       []rankNote
 }
 
-// rankNote is one rank's state for a deadlock message.
+// rankNote is one rank's state for a deadlock message: "rank 3
+// exited", "rank 3 blocked in CALL", or for a collective call the start
+// of that (see renderNotes).
 type rankNote struct {
 	rank int
 	note string
+	coll *collNote
+}
+
+// collNote is a collective call a rank is blocked in.
+type collNote struct {
+	comm    uint64
+	seq     int
+	members []int         // virtual world ranks of the communicator
+	head    func() string // the call, for messages; called with mu held
+}
+
+// localNotes describes the blocked and exited local ranks. The caller
+// holds mu.
+func (h *hostRun) localNotes() []rankNote {
+	var notes []rankNote
+	for _, r := range h.local {
+		switch {
+		case r.exited:
+			notes = append(notes, rankNote{rank: r.vrank, note: fmt.Sprintf("rank %d exited", r.vrank)})
+		case r.wait != nil && r.wait.coll != nil:
+			notes = append(notes, rankNote{rank: r.vrank, note: fmt.Sprintf("rank %d blocked in %s", r.vrank, r.wait.coll.head()), coll: r.wait.coll})
+		case r.wait != nil:
+			notes = append(notes, rankNote{rank: r.vrank, note: fmt.Sprintf("rank %d blocked in %s", r.vrank, r.wait.desc())})
+		}
+	}
+	return notes
+}
+
+// renderNotes turns notes into the state of each of n ranks ("" for a
+// rank without a note). A rank blocked in a collective waits for the
+// members that are not blocked in the same call, as RunInProcess says.
+func renderNotes(notes []rankNote, n int) []string {
+	type call struct {
+		comm uint64
+		seq  int
+	}
+	in := make(map[int]call, len(notes)) // rank → the collective it is in
+	for _, x := range notes {
+		if x.coll != nil {
+			in[x.rank] = call{x.coll.comm, x.coll.seq}
+		}
+	}
+	state := make([]string, n)
+	for _, x := range notes {
+		if x.rank < 0 || x.rank >= n {
+			continue
+		}
+		s := x.note
+		if x.coll != nil {
+			var missing []int
+			for _, m := range x.coll.members {
+				if c, ok := in[m]; !ok || c != (call{x.coll.comm, x.coll.seq}) {
+					missing = append(missing, m)
+				}
+			}
+			if len(missing) > 0 {
+				s += " waiting for rank " + rankList(missing)
+			}
+		}
+		state[x.rank] = s
+	}
+	return state
 }
 
 // quiet reports whether every process answered a and b alike: idle,
@@ -134,14 +198,7 @@ func (h *hostRun) tick() {
 func (h *hostRun) localAck(withState bool) *ack {
 	a := &ack{idle: h.idle(), alive: h.alive, sent: h.sent.Load(), recvd: h.recvd}
 	if withState && a.idle {
-		for _, r := range h.local {
-			switch {
-			case r.exited:
-				a.state = append(a.state, rankNote{r.vrank, fmt.Sprintf("rank %d exited", r.vrank)})
-			case r.wait != nil:
-				a.state = append(a.state, rankNote{r.vrank, fmt.Sprintf("rank %d blocked in %s", r.vrank, r.wait.desc())})
-			}
-		}
+		a.state = h.localNotes()
 	}
 	return a
 }
@@ -181,14 +238,11 @@ func (h *hostRun) answer(p int, epoch uint64, a *ack) error {
 	h.lastWave = w
 	switch {
 	case quiet(last, w) && w.wantState && h.failure == nil:
-		state := make([]string, len(h.place))
+		var notes []rankNote
 		for _, a := range w.acks {
-			for _, n := range a.state {
-				if n.rank >= 0 && n.rank < len(state) {
-					state[n.rank] = n.note
-				}
-			}
+			notes = append(notes, a.state...)
 		}
+		state := renderNotes(notes, len(h.place))
 		frame := encodeDeadlock(state)
 		for p := range h.procs {
 			if p != h.me {
@@ -251,6 +305,11 @@ func encodeAck(epoch uint64, a *ack) []byte {
 	w = w.uv(uint64(a.alive)).uv(a.sent).uv(a.recvd).uv(uint64(len(a.state)))
 	for _, n := range a.state {
 		w = w.iv(n.rank).str(n.note)
+		if n.coll == nil {
+			w = w.b(0)
+			continue
+		}
+		w = w.b(1).uv(n.coll.comm).iv(n.coll.seq).ints(n.coll.members)
 	}
 	return w
 }
@@ -260,9 +319,17 @@ func decodeAck(msg []byte) (uint64, *ack, error) {
 	epoch := r.uv()
 	idle := r.byte1()
 	a := &ack{idle: idle == 1, alive: int(r.uv()), sent: r.uv(), recvd: r.uv()}
-	n := r.n(2)
+	n := r.n(3)
 	for range n {
-		a.state = append(a.state, rankNote{rank: r.iv(), note: r.str()})
+		x := rankNote{rank: r.iv(), note: r.str()}
+		switch r.byte1() {
+		case 0:
+		case 1:
+			x.coll = &collNote{comm: r.uv(), seq: r.iv(), members: r.ints()}
+		default:
+			r.fail()
+		}
+		a.state = append(a.state, x)
 	}
 	if idle > 1 {
 		r.fail()

@@ -10,7 +10,7 @@ import (
 // The wire format of hosted runs. Every Link message is a frame:
 //
 //	data:  1, uvarint comm, uvarint src, uvarint dst, varint tag, payload
-//	exit:  2, varint rank, byte status[, varint origin, byte kind, string message]
+//	exit:  2, varint rank, byte status[, varint origin, byte kind, string message[, uvarint n, n strings]]
 //	wake:  3
 //
 // src, dst and rank are virtual world ranks. A process sends "exit" to
@@ -278,19 +278,26 @@ func decodeData(msg []byte) (hostKey, []byte, error) {
 }
 
 // encodeExit encodes the exit of rank; a failed rank's exit carries the
-// run's first failure as its process knows it: the failed rank (origin,
-// -1 if none) and its error.
-func encodeExit(rank int, status byte, origin int, cause error) []byte {
+// run's first failure as its process knows it: the failed rank or the
+// deadlock's culprit (origin, -1 if none), its error and, for a deadlock,
+// the state of every rank if known.
+func encodeExit(rank int, status byte, origin int, cause error, state []string) []byte {
 	w := wbuf{frameExit}.iv(rank).b(status)
 	if status != exitOK {
 		w = w.iv(origin).b(errKind(cause)).str(cause.Error())
+	}
+	if status == exitDeadlock {
+		w = w.uv(uint64(len(state)))
+		for _, s := range state {
+			w = w.str(s)
+		}
 	}
 	return w
 }
 
 // decodeExit decodes an exit frame after its type byte; origin is -1 and
 // cause nil for exitOK.
-func decodeExit(msg []byte) (rank int, status byte, origin int, cause error, err error) {
+func decodeExit(msg []byte) (rank int, status byte, origin int, cause error, state []string, err error) {
 	r := &rbuf{b: msg}
 	rank, status, origin = r.iv(), r.byte1(), -1
 	if status > exitDeadlock {
@@ -301,7 +308,15 @@ func decodeExit(msg []byte) (rank int, status byte, origin int, cause error, err
 		kind, text := r.byte1(), r.str()
 		cause = decodeError(kind, text)
 	}
-	return rank, status, origin, cause, r.err
+	if status == exitDeadlock {
+		if n := r.n(1); n > 0 {
+			state = make([]string, n)
+			for i := range state {
+				state[i] = r.str()
+			}
+		}
+	}
+	return rank, status, origin, cause, state, r.err
 }
 
 // encodeContrib encodes a member's collective call and the error of its

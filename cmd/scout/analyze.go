@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +79,7 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 			prog.printf("analyzed %d/%d locations", k, n)
 		}
 	}
-	if _, err := replayInProcess(a, defs, env, masters, report); err != nil {
+	if _, err := replayInProcess(a, defs, env, masters, report, nil); err != nil {
 		return nil, err
 	}
 	if err := forEach(others, o.jobs, func(loc uint64) error {
@@ -108,11 +106,17 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 // 0..len(masters)-1, each in a goroutine, over the in-process transport,
 // calls done (if not nil) with each result as it completes, and returns
 // the results in rank order.
-func replayInProcess(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, done func(locResult)) ([]locResult, error) {
+//
+// When the replay fails, errs (if not nil) holds the error of each rank.
+func replayInProcess(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, done func(locResult), errs []error) ([]locResult, error) {
 	results := make([]locResult, len(masters))
+	if errs == nil {
+		errs = make([]error, len(masters))
+	}
 	err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
 		r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
 		if err != nil {
+			errs[c.Rank()] = err
 			return err
 		}
 		results[c.Rank()] = r
@@ -122,7 +126,10 @@ func replayInProcess(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters 
 		return nil
 	})
 	if err != nil {
-		return nil, explainDeadlock(err)
+		if fs := rankFailures(0, errs); len(fs) > 0 {
+			return nil, explainFailure(fs)
+		}
+		return nil, err
 	}
 	return results, nil
 }
@@ -264,40 +271,3 @@ func forEach(items []uint64, jobs int, fn func(uint64) error) error {
 	wg.Wait()
 	return first
 }
-
-// explainDeadlock turns the ranks' errors of a deadlocked replay into one
-// message with one line per rank: where its replay stopped and what it
-// waits for. Other errors are returned unchanged.
-func explainDeadlock(err error) error {
-	if !errors.Is(err, hpc.ErrDeadlock) {
-		return err
-	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	var b strings.Builder
-	b.WriteString("the replay deadlocked: the trace's communication cannot be matched (is a location's trace truncated or damaged?)")
-	for _, e := range errs {
-		msg := e.Error()
-		if i := strings.Index(msg, "hpc: deadlock: "); i >= 0 {
-			state := msg[i+len("hpc: deadlock: "):]
-			if j := strings.Index(state, "; "); j >= 0 {
-				state = state[:j]
-			}
-			msg = msg[:i] + state
-		}
-		b.WriteString("\n  " + msg)
-	}
-	return &deadlockError{msg: b.String(), err: err}
-}
-
-type deadlockError struct {
-	msg string
-	err error
-}
-
-func (e *deadlockError) Error() string { return e.msg }
-func (e *deadlockError) Unwrap() error { return e.err }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -17,7 +18,9 @@ func main() {
 	}
 	handleSignals(os.Stderr)
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "scout: %v\n", err)
+		if !errors.Is(err, errReported) {
+			fmt.Fprintf(os.Stderr, "scout: %v\n", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -4,9 +4,12 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -122,9 +125,21 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	}
 	faultInjection(me)
 	h := w.Comm()
-	results, err := analyzeMasters(a, defs, env, masters, place, w, h)
+	if err := sameArchive(h, a); err != nil {
+		return nil, reportOnce(h, err)
+	}
+	results, failures, err := analyzeMasters(a, defs, env, masters, place, w)
 	if err != nil {
 		return fail(err)
+	}
+	if failures != nil {
+		// Every process's replay failed: rank 0 explains the failures
+		// of all ranks at once, like the in-process analysis.
+		all, err := gatherFailures(h, failures)
+		if err != nil {
+			return fail(err)
+		}
+		return nil, reportOnce(h, explainFailure(all))
 	}
 	for _, loc := range threads {
 		r, err := profileOnly(a, defs, loc)
@@ -247,45 +262,114 @@ const hostedTag = 4242
 const resultTag = 4243
 
 // analyzeMasters replays the master locations this process hosts (in
-// rank order). With one rank per process it replays over MPI directly;
-// with one process for all ranks, in-process; otherwise each rank replays
-// in a goroutine and the ranks of all processes talk through a hosted run
-// over an MPI link.
-func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, place []int, w *mpi.Comm, h *mpi.HPC) ([]locResult, error) {
-	if len(place) == w.Size() {
-		r, err := analyzeRank(a, defs, env, masters[0], replay.OverHPC(h))
-		if err != nil {
-			return nil, err
-		}
-		return []locResult{r}, h.Finish()
-	}
+// rank order). With one process for all ranks it replays in-process;
+// otherwise each rank replays in a goroutine and the ranks of all
+// processes talk through a hosted run over an MPI link (with one rank per
+// process as with several: the hosted run checks the collectives and
+// finds deadlocks, which plain MPI calls would hang in). When the replay
+// fails, every process returns the failures of its ranks (possibly none:
+// the cause was elsewhere); err is for failures of MPI itself.
+func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, place []int, w *mpi.Comm) (results []locResult, failures []rankFailure, err error) {
 	if w.Size() == 1 {
-		return replayInProcess(a, defs, env, masters, nil)
+		errs := make([]error, len(masters))
+		results, err := replayInProcess(a, defs, env, masters, nil, errs)
+		if err != nil {
+			return nil, append([]rankFailure{}, rankFailures(0, errs)...), nil
+		}
+		return results, nil, nil
 	}
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {
-		return nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
+		return nil, nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
 	}
 	link := mpi.NewLink(lc, hostedTag)
 	first := 0 // the first rank this process hosts
 	for first < len(place) && place[first] != w.Rank() {
 		first++
 	}
-	results := make([]locResult, len(masters))
+	results = make([]locResult, len(masters))
+	errs := make([]error, len(masters))
 	err = hpc.RunHosted(link, place, func(c hpc.Comm) error {
 		k := c.Rank() - first
 		if k < 0 || k >= len(masters) {
 			return fmt.Errorf("internal error: process %d was given rank %d", w.Rank(), c.Rank())
 		}
-		r, err := analyzeRank(a, defs, env, masters[k], replay.OverHPC(c))
-		results[k] = r
-		return err
+		results[k], errs[k] = analyzeRank(a, defs, env, masters[k], replay.OverHPC(c))
+		return errs[k]
 	})
 	if cerr := link.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return nil, explainDeadlock(err)
+	switch {
+	case errors.Is(err, hpc.ErrLinkFailed):
+		return nil, nil, err
+	case err != nil:
+		return nil, append([]rankFailure{}, rankFailures(first, errs)...), nil
 	}
-	return results, lc.Free()
+	return results, nil, lc.Free()
+}
+
+// reportOnce ends a run that failed on every process alike: rank 0
+// prints err, and only then (after a barrier) do the processes exit,
+// with status 1 (mpirun may stop the job at the first process that exits
+// with an error, which must not cut rank 0's message short).
+func reportOnce(h *mpi.HPC, err error) error {
+	if h.Rank() == 0 {
+		fmt.Fprintf(os.Stderr, "scout: %v\n", err)
+	}
+	if berr := h.Barrier(); berr != nil {
+		return berr
+	}
+	return errReported
+}
+
+// gatherFailures collects the failures of every process's ranks on rank
+// 0, in rank order (processes host consecutive ranks); the others get nil.
+func gatherFailures(h *mpi.HPC, mine []rankFailure) ([]rankFailure, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
+		return nil, err
+	}
+	parts, err := h.Gather(0, buf.Bytes())
+	if err != nil || h.Rank() != 0 {
+		return nil, err
+	}
+	var all []rankFailure
+	for p, b := range parts {
+		var fs []rankFailure
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&fs); err != nil {
+			return nil, fmt.Errorf("decoding the failures of process %d: %w", p, err)
+		}
+		all = append(all, fs...)
+	}
+	return all, nil
+}
+
+// sameArchive checks that every process opened the same archive: the
+// same anchor and global definitions, byte for byte (a digest of them).
+// Processes given different traces would otherwise merge them silently.
+func sameArchive(h *mpi.HPC, a *otf2.Archive) error {
+	sum := sha256.New()
+	for _, path := range []string{a.AnchorPath(), a.GlobalDefPath()} {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(sum, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	id := append(sum.Sum(nil), a.AnchorPath()...)
+	all, err := h.Allgather(id)
+	if err != nil {
+		return err
+	}
+	for p, other := range all {
+		if !bytes.Equal(other[:sha256.Size], id[:sha256.Size]) {
+			return fmt.Errorf("the MPI processes were given different traces: process 0 reads %s, process %d reads %s, which differs; give every process the same trace", all[0][sha256.Size:], p, other[sha256.Size:])
+		}
+	}
+	return nil
 }

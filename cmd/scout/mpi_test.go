@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,8 +35,13 @@ func buildMPI(t *testing.T) string {
 }
 
 func mpirun(np int, args ...string) *exec.Cmd {
+	return mpirunContext(context.Background(), np, args...)
+}
+
+// mpirunContext is mpirun, killed when ctx is done.
+func mpirunContext(ctx context.Context, np int, args ...string) *exec.Cmd {
 	a := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", itoa(np)}, args...)
-	cmd := exec.Command("mpirun", a...)
+	cmd := exec.CommandContext(ctx, "mpirun", a...)
 	cmd.Env = append(os.Environ(), "OMPI_MCA_rmaps_base_oversubscribe=1")
 	return cmd
 }
@@ -230,4 +237,100 @@ func TestMPIMemoryPerRank(t *testing.T) {
 	if skew[2] < base[2]+40 {
 		t.Errorf("rank 2: %.1f MiB with 3 M more events, %.1f MiB before: the measurement cannot see the difference", skew[2], base[2])
 	}
+}
+
+// TestMPIDamagedTraces runs the MPI version on traces whose communication
+// cannot be matched, with one process per rank and with fewer processes:
+// it must end (not hang), exit non-zero, leave no report and print the
+// in-process run's message once, on rank 0.
+func TestMPIDamagedTraces(t *testing.T) {
+	bin := buildMPI(t)
+	cases := []struct {
+		name, trace string
+		damage      func(t *testing.T, dir string)
+	}{
+		{"receive without a send", "ps_late_sender", func(t *testing.T, dir string) { dropFirstSend(t, dir, 0) }},
+		{"tag mismatch", "ps_late_sender", func(t *testing.T, dir string) {
+			changed := false
+			rewriteEvents(t, dir, 0, func(ev *otf2.Event, w *otf2.EventWriter) error {
+				if ev.Type == otf2.EvMpiSend && !changed {
+					changed = true
+					ev.Args[2] += 1000 // msgTag
+				}
+				return w.Write(ev)
+			})
+		}},
+		{"collectives of different counts", "ps_wait_barrier", func(t *testing.T, dir string) {
+			seen := 0 // the second collective (the first barrier) goes
+			rewriteEvents(t, dir, 2, func(ev *otf2.Event, w *otf2.EventWriter) error {
+				if ev.Type == otf2.EvMpiCollectiveBegin || ev.Type == otf2.EvMpiCollectiveEnd {
+					seen++
+					if seen == 3 || seen == 4 {
+						return nil
+					}
+				}
+				return w.Write(ev)
+			})
+		}},
+		{"receive without a send, 8 ranks", "ps_mixed_np8", func(t *testing.T, dir string) { dropFirstSend(t, dir, 3) }},
+		{"missing event file", "ps_mixed_np8", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "traces", "5.evt")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "trace")
+			copyDir(t, filepath.Join(tracetest.Root(), "testdata", "traces", c.trace), dir)
+			os.RemoveAll(filepath.Join(dir, "expected"))
+			c.damage(t, dir)
+			inproc := run([]string{"-q", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
+			if inproc == nil {
+				t.Fatal("the in-process run accepts the damaged trace")
+			}
+			want := "scout: " + inproc.Error() + "\n"
+			ranks := 4
+			if strings.HasSuffix(c.trace, "np8") {
+				ranks = 8
+			}
+			for _, np := range []int{ranks, 2} {
+				out := t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				cmd := mpirunContext(ctx, np, bin, "-q", "-o", out, dir)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				err := cmd.Run()
+				hung := ctx.Err() != nil
+				cancel()
+				if hung {
+					t.Fatalf("-np %d: scout-mpi hangs on the damaged trace", np)
+				}
+				if err == nil {
+					t.Errorf("-np %d: exit status 0 on a damaged trace", np)
+				}
+				if got := scoutLines(stderr.String()); got != want {
+					t.Errorf("-np %d: message differs from the in-process one:\n got: %q\nwant: %q", np, got, want)
+				}
+				if ents, _ := os.ReadDir(out); len(ents) != 0 {
+					t.Errorf("-np %d: the failed run left %d files in the output directory", np, len(ents))
+				}
+			}
+		})
+	}
+}
+
+// scoutLines returns scout's own message in an mpirun's stderr: from the
+// first line starting with "scout: " to the end of that message (mpirun's
+// own banners, framed by dashes, are left out).
+func scoutLines(s string) string {
+	i := strings.Index(s, "scout: ")
+	if i < 0 {
+		return ""
+	}
+	s = s[i:]
+	if j := strings.Index(s, "\n---"); j >= 0 {
+		s = s[:j+1]
+	}
+	return s
 }

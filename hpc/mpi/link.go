@@ -4,6 +4,7 @@ package mpi
 
 /*
 #include <mpi.h>
+#include <sched.h>
 
 // scout_link_improbe checks for a message with tag from any source; if
 // there is one, it is matched into *msg and its source and byte count
@@ -14,6 +15,18 @@ static int scout_link_improbe(int tag, MPI_Comm comm, int *flag, MPI_Message *ms
 	if (rc != MPI_SUCCESS || !*flag) return rc;
 	*src = st.MPI_SOURCE;
 	return MPI_Get_count(&st, MPI_BYTE, count);
+}
+
+// scout_link_poll checks for a message with tag from any source until
+// one arrives or usec microseconds have passed, yielding the processor
+// between checks as MPI's own blocking calls do on a shared node.
+static int scout_link_poll(int tag, MPI_Comm comm, double usec, int *flag, MPI_Message *msg, int *src, int *count) {
+	double until = MPI_Wtime() + usec * 1e-6;
+	for (;;) {
+		int rc = scout_link_improbe(tag, comm, flag, msg, src, count);
+		if (rc != MPI_SUCCESS || *flag || MPI_Wtime() >= until) return rc;
+		sched_yield();
+	}
 }
 
 static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
@@ -64,7 +77,7 @@ type linkMsg struct {
 	msg []byte
 }
 
-var _ hpc.Link = (*Link)(nil)
+var _ hpc.Poller = (*Link)(nil)
 
 // CloseTimeout bounds how long Close waits for the link's sends to
 // complete.
@@ -192,6 +205,41 @@ func (l *Link) Recv() (int, []byte, error) {
 		}
 		l.idle(round)
 	}
+}
+
+// Progress starts the queued sends and releases the completed ones. It
+// must be called on the goroutine that called Init.
+func (l *Link) Progress() error {
+	_, err := l.progress()
+	return err
+}
+
+// Poll starts the queued sends, then checks for a message from any
+// process for up to about d, without returning to Go's scheduler
+// meanwhile. It must be called on the goroutine that called Init.
+func (l *Link) Poll(d time.Duration) (int, []byte, bool, error) {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return 0, nil, false, hpc.ErrLinkClosed
+	}
+	if _, err := l.progress(); err != nil {
+		return 0, nil, false, err
+	}
+	var flag, src, count C.int
+	var msg C.MPI_Message
+	if err := check("MPI_Improbe", C.scout_link_poll(C.int(l.tag), l.c.c, C.double(d.Microseconds()), &flag, &msg, &src, &count)); err != nil {
+		return 0, nil, false, err
+	}
+	if flag == 0 {
+		return 0, nil, false, nil
+	}
+	buf := make([]byte, int(count)+1) // never empty, for the pointer
+	if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, &msg)); err != nil {
+		return 0, nil, false, err
+	}
+	return int(src), buf[:count:count], true, nil
 }
 
 // Close sends what is still queued and waits until every send has
