@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"scout/internal/tracetest"
 )
@@ -74,6 +75,35 @@ func TestSlurmEpilog(t *testing.T) {
 	out, _ = again.CombinedOutput()
 	if !strings.Contains(string(out), "already analyzed") {
 		t.Errorf("second run:\n%s", out)
+	}
+}
+
+// TestSlurmEpilogTimeLimit: an analysis that does not end is stopped
+// after SCOUT_TIME_LIMIT, and the hook still exits 0 at once, saying why.
+func TestSlurmEpilogTimeLimit(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	tmp := t.TempDir()
+	hang := filepath.Join(tmp, "scout")
+	if err := os.WriteFile(hang, []byte("#!/bin/bash\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(tmp, "job", "scorep-1")
+	copyDir(t, filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender"), exp)
+	cmd := exec.Command("bash", filepath.Join(tracetest.Root(), "hpc", "slurm", "epilog.sh"))
+	cmd.Env = append(os.Environ(), "SCOREP_EXPERIMENT_DIRECTORY="+exp, "SLURM_PROCID=0",
+		"SCOUT="+hang, "SCOUT_MPI=/nonexistent/scout-mpi", "SCOUT_TIME_LIMIT=1", "PATH=/usr/bin:/bin")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("epilog: %v\n%s", err, out)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the hook took %v with a time limit of 1 s", d)
+	}
+	if !strings.Contains(string(out), "time limit of 1s") {
+		t.Errorf("epilog output does not name the time limit:\n%s", out)
 	}
 }
 

@@ -14,7 +14,9 @@
 # the job: problems are logged and the hook exits 0.
 #
 # Settings (environment): SCOUT (default: scout), SCOUT_MPI (default:
-# scout-mpi), SCOUT_ARGS (extra flags), SCOUT_EPILOG_DISABLE=1 to skip.
+# scout-mpi), SCOUT_ARGS (extra flags), SCOUT_TIME_LIMIT (seconds the
+# analysis may take before it is stopped, so that the hook can never hold
+# up the end of the job; default 1800), SCOUT_EPILOG_DISABLE=1 to skip.
 set -u
 
 log() { echo "scout-epilog: $*" >&2; }
@@ -51,10 +53,17 @@ if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null && command -v "$SCOU
 else
   cmd=("$SCOUT" ${SCOUT_ARGS:-} "$exp")
 fi
-log "analyzing $exp: ${cmd[*]}"
-if "${cmd[@]}" > "$exp/scout.log" 2>&1; then
-  log "done: $exp/trace.stat"
-else
-  log "scout failed (exit $?); see $exp/scout.log"
-fi
+limit=${SCOUT_TIME_LIMIT:-1800}
+case "$limit" in
+  ''|*[!0-9]*|0) log "SCOUT_TIME_LIMIT=$limit is not a positive number of seconds; using 1800"; limit=1800 ;;
+esac
+log "analyzing $exp (time limit ${limit}s): ${cmd[*]}"
+# SIGTERM first (scout then removes its temporary files), SIGKILL 30 s later.
+timeout --kill-after=30 "$limit" "${cmd[@]}" > "$exp/scout.log" 2>&1
+status=$?
+case $status in
+  0) log "done: $exp/trace.stat" ;;
+  124|137) log "scout stopped after the time limit of ${limit}s (SCOUT_TIME_LIMIT); see $exp/scout.log" ;;
+  *) log "scout failed (exit $status); see $exp/scout.log" ;;
+esac
 exit 0
