@@ -497,12 +497,14 @@ func (h *hostRun) deliver(k hostKey, payload []byte) {
 	h.wake(h.ranks[k.dst])
 }
 
-// take pops the next message of a non-empty queue, dropping the queue
-// when it empties. The caller holds mu.
+// take pops the next message of a non-empty queue. A queue of a
+// collective's internal tag is dropped when it empties (each call has
+// tags of its own); user tags keep theirs for the next message. The
+// caller holds mu.
 func (h *hostRun) take(k hostKey) []byte {
 	q := h.queues[k]
 	m := q.pop()
-	if q.len() == 0 {
+	if q.len() == 0 && k.tag < 0 {
 		delete(h.queues, k)
 	}
 	return m

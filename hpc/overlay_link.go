@@ -19,9 +19,11 @@ type Link interface {
 	Proc() int
 	// Procs returns the number of processes.
 	Procs() int
-	// Send queues a copy of msg for process proc, which may be this
-	// process itself; it does not wait for the receiver. Messages from
-	// one process to another are received in the order they were sent.
+	// Send queues msg for process proc, which may be this process
+	// itself; it does not wait for the receiver. The link owns msg from
+	// then on (it may send it later), so the caller must not change it.
+	// Messages from one process to another are received in the order
+	// they were sent.
 	Send(proc int, msg []byte) error
 	// Recv waits for the next message from any process and returns its
 	// sender and payload, which belongs to the caller.

@@ -18,14 +18,18 @@ static int scout_link_improbe(int tag, MPI_Comm comm, int *flag, MPI_Message *ms
 }
 
 // scout_link_poll checks for a message with tag from any source until
-// one arrives or usec microseconds have passed, yielding the processor
-// between checks as MPI's own blocking calls do on a shared node.
+// one arrives or usec microseconds have passed. Like MPI's own blocking
+// calls it spins on MPI's progress engine, and after a while yields the
+// processor between checks (on a shared node the sender may need it).
 static int scout_link_poll(int tag, MPI_Comm comm, double usec, int *flag, MPI_Message *msg, int *src, int *count) {
 	double until = MPI_Wtime() + usec * 1e-6;
-	for (;;) {
+	for (long i = 1;; i++) {
 		int rc = scout_link_improbe(tag, comm, flag, msg, src, count);
-		if (rc != MPI_SUCCESS || *flag || MPI_Wtime() >= until) return rc;
-		sched_yield();
+		if (rc != MPI_SUCCESS || *flag) return rc;
+		if (i % 64 == 0) {
+			if (MPI_Wtime() >= until) return rc;
+			if (i >= 256) sched_yield();
+		}
 	}
 }
 
@@ -93,7 +97,8 @@ func (l *Link) Proc() int { return l.c.rank }
 // Procs returns the number of processes in the communicator.
 func (l *Link) Procs() int { return l.c.size }
 
-// Send queues a copy of msg for process proc; Recv or Close sends it.
+// Send queues msg for process proc; Recv, Progress, Poll or Close
+// sends it. The link owns msg from now on.
 func (l *Link) Send(proc int, msg []byte) error {
 	if proc < 0 || proc >= l.c.size {
 		return fmt.Errorf("mpi: link send to process %d of %d", proc, l.c.size)
@@ -101,7 +106,7 @@ func (l *Link) Send(proc int, msg []byte) error {
 	if len(msg) > math.MaxInt32 {
 		return fmt.Errorf("mpi: link send of %d bytes: too large", len(msg))
 	}
-	m := linkMsg{to: proc, msg: append([]byte(nil), msg...)}
+	m := linkMsg{to: proc, msg: msg}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -114,6 +119,10 @@ func (l *Link) Send(proc int, msg []byte) error {
 	}
 	return nil
 }
+
+// reapEvery is how many started sends progress lets pile up before it
+// tests them for completion while it has sends to start.
+const reapEvery = 32
 
 // progress starts the queued sends and releases the completed ones. It
 // reports whether it did anything.
@@ -133,6 +142,9 @@ func (l *Link) progress() (bool, error) {
 		l.pending = append(l.pending, r)
 	}
 	busy := len(out) > 0
+	if len(l.pending) < reapEvery && len(out) > 0 {
+		return busy, nil // most sends complete at once: test them in bulk
+	}
 	keep := l.pending[:0]
 	for _, r := range l.pending {
 		done, err := r.Test()
