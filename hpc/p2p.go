@@ -1,142 +1,268 @@
 package hpc
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// p2pKey identifies a message queue of a communicator: messages from src
-// to dst with tag, in communicator ranks. One FIFO queue per key gives
-// MPI's non-overtaking order.
-type p2pKey struct {
-	src, dst, tag int
+// Point-to-point messages. A message to a rank of this process goes
+// straight into its mailbox, under that rank's lock only; a message to
+// a rank of another process goes over the link, and that process's
+// router (or its rank, polling) puts it into the mailbox.
+
+// commInfo is what the members of a communicator agree on.
+type commInfo struct {
+	id      uint64
+	name    string
+	members []int // world rank by communicator rank
 }
 
-// msgQueue is a FIFO of payloads.
+// Communicator ids: the world is 0; the coordinator (rank 0) of a Create
+// names the new communicator (its world rank + 1) << 32 | n, for the n-th
+// communicator it named.
+const worldID uint64 = 0
+
+// comm is one rank's view of a communicator; it implements Comm.
+type comm struct {
+	w    *world
+	me   *rank
+	info *commInfo
+	rank int
+	seq  int // collectives called so far
+}
+
+var _ Comm = (*comm)(nil)
+
+// Rank returns the calling rank's number in the communicator.
+func (c *comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks in the communicator.
+func (c *comm) Size() int { return len(c.info.members) }
+
+// Name returns the communicator's name.
+func (c *comm) Name() string { return c.info.name }
+
+// where describes the communicator for messages.
+func (c *comm) where() string {
+	if c.info.id == worldID {
+		return "comm " + c.info.name
+	}
+	return fmt.Sprintf("comm %s (rank %d of %d)", c.info.name, c.rank, len(c.info.members))
+}
+
+func (c *comm) check(op, peer string, r, tag int) error {
+	switch {
+	case r < 0 || r >= len(c.info.members):
+		return fmt.Errorf("hpc: rank %d: %s(%s=%d, tag=%d) on %s: %s out of range [0, %d)", c.me.id, op, peer, r, tag, c.where(), peer, len(c.info.members))
+	case tag < 0:
+		return fmt.Errorf("hpc: rank %d: %s(%s=%d, tag=%d) on %s: negative tag", c.me.id, op, peer, r, tag, c.where())
+	}
+	return nil
+}
+
+// Send sends a copy of data to dest; it never waits for the receiver.
+func (c *comm) Send(dest, tag int, data []byte) error {
+	if err := c.check("Send", "dest", dest, tag); err != nil {
+		return err
+	}
+	if f := c.w.failure.Load(); f != nil {
+		return c.w.failed(c.me, f, fmt.Sprintf("Send(dest=%d, tag=%d) on %s", dest, tag, c.where()), false)
+	}
+	return c.post(c.info.members[dest], tag, data)
+}
+
+// post sends a copy of data to world rank dst with tag. A link error
+// fails the run.
+func (c *comm) post(dst, tag int, data []byte) error {
+	w := c.w
+	k := key{comm: c.info.id, src: c.me.id, tag: tag}
+	if r := w.ranks[dst]; r != nil {
+		w.deliver(r, k, message{data: append([]byte{}, data...)})
+		return nil
+	}
+	w.sent.Add(1)
+	err := w.link.Send(w.place[dst], encodeData(k, dst, data))
+	if err == nil && w.poller != nil {
+		err = w.poller.Progress() // this rank drives the link
+	}
+	if err != nil {
+		w.mu.Lock()
+		w.linkFailed(err)
+		w.mu.Unlock()
+		return w.failed(c.me, w.failure.Load(), fmt.Sprintf("Send to rank %d on %s", dst, c.where()), false)
+	}
+	return nil
+}
+
+// Recv waits for the next message from src with tag.
+func (c *comm) Recv(src, tag int) ([]byte, error) {
+	if err := c.check("Recv", "src", src, tag); err != nil {
+		return nil, err
+	}
+	m, err := c.w.await(c.me, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag})
+	return m.data, err
+}
+
+// deliver puts a message into r's mailbox and wakes r if it waits for
+// it.
+func (w *world) deliver(r *rank, k key, payload message) {
+	r.mu.Lock()
+	q := r.queues[k]
+	if q == nil {
+		q = &msgQueue{}
+		r.queues[k] = q
+	}
+	q.push(payload)
+	if r.wait != nil && !r.woken && r.wait.key == k {
+		r.woken = true
+		w.blocked.Add(-1)
+		signal(r.wake)
+	}
+	r.mu.Unlock()
+}
+
+// take pops the next message of a non-empty queue. A queue of a
+// collective's internal tag is dropped when it empties (each call has
+// tags of its own); a user tag's queue stays for the next message. The
+// caller holds r.mu.
+func (r *rank) take(k key) message {
+	q := r.queues[k]
+	m := q.pop()
+	if q.len() == 0 && k.tag < 0 {
+		delete(r.queues, k)
+	}
+	return m
+}
+
+// ready reports whether w's message is there. The caller holds r.mu.
+func (r *rank) ready(w *wait) bool {
+	q := r.queues[w.key]
+	return q != nil && q.len() > 0
+}
+
+// await waits until a message for wt arrives and takes it. A message
+// that is there is taken even after the run failed; otherwise the run's
+// failure, or a deadlock found meanwhile, ends the wait with an error.
+func (w *world) await(r *rank, what wait) (message, error) {
+	r.mu.Lock()
+	if r.ready(&what) {
+		m := r.take(what.key)
+		r.mu.Unlock()
+		return m, nil
+	}
+	r.buf = what
+	wt := &r.buf
+	r.wait, r.woken = wt, false
+	blocked := w.blocked.Add(1)
+	r.mu.Unlock()
+	if blocked == w.alive.Load() {
+		w.detect()
+	}
+	for {
+		if w.poller != nil {
+			w.poll()
+		} else {
+			<-r.wake
+		}
+		r.mu.Lock()
+		if r.woken || r.ready(wt) {
+			if !r.woken {
+				w.blocked.Add(-1)
+			}
+			m := r.take(wt.key)
+			r.wait, r.woken = nil, false
+			r.mu.Unlock()
+			return m, nil
+		}
+		if f := w.failure.Load(); f != nil {
+			r.wait = nil
+			w.blocked.Add(-1)
+			r.mu.Unlock()
+			return message{}, w.failed(r, f, wt.desc(), true)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// failed returns the error of rank r, in (blocked) or calling op, after
+// the run failed with f.
+func (w *world) failed(r *rank, f *failure, op string, blocked bool) error {
+	verb := "in"
+	if blocked {
+		verb = "blocked in"
+	}
+	if f.kind == ErrAborted {
+		by := ""
+		if f.rank >= 0 {
+			by = fmt.Sprintf("rank %d failed: ", f.rank)
+		}
+		return &opError{kind: ErrAborted, rank: r.id, cause: f.cause,
+			msg: fmt.Sprintf("hpc: aborted: rank %d %s %s: %s%s", r.id, verb, op, by, firstLine(f.cause.Error()))}
+	}
+	if blocked && r.id < len(f.state) {
+		// The state names the members a collective waits for.
+		if s, ok := strings.CutPrefix(f.state[r.id], fmt.Sprintf("rank %d blocked in ", r.id)); ok {
+			op = s
+		}
+	}
+	return deadlockError(r.id, f.rank, verb, op, f.state)
+}
+
+// deadlockError is the error of rank me, blocked (verb) in op, when a
+// deadlock was found: it names the state of the other ranks (by rank;
+// empty entries are skipped), the culprit first, then by rank.
+func deadlockError(me, culprit int, verb, op string, state []string) error {
+	const maxShown = 8
+	order := make([]int, 0, min(len(state), maxShown+1))
+	if culprit >= 0 && culprit != me && culprit < len(state) && state[culprit] != "" {
+		order = append(order, culprit)
+	}
+	more := 0
+	for r := range state {
+		if r != me && r != culprit && state[r] != "" {
+			if len(order) == maxShown {
+				more++
+				continue
+			}
+			order = append(order, r)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "hpc: deadlock: rank %d %s %s", me, verb, op)
+	for _, r := range order {
+		b.WriteString("; ")
+		b.WriteString(state[r])
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "; and %d more", more)
+	}
+	return &opError{kind: ErrDeadlock, rank: me, msg: b.String()}
+}
+
+// message is a message in a mailbox: bytes, or, between ranks of one
+// process, the collective contribution or reply itself (obj), which
+// spares the wire encoding.
+type message struct {
+	data []byte
+	obj  any
+}
+
+// msgQueue is a FIFO of messages.
 type msgQueue struct {
-	msgs [][]byte
+	msgs []message
 	head int
 }
 
 func (q *msgQueue) len() int { return len(q.msgs) - q.head }
 
-func (q *msgQueue) push(m []byte) { q.msgs = append(q.msgs, m) }
+func (q *msgQueue) push(m message) { q.msgs = append(q.msgs, m) }
 
-func (q *msgQueue) pop() []byte {
+func (q *msgQueue) pop() message {
 	m := q.msgs[q.head]
-	q.msgs[q.head] = nil
+	q.msgs[q.head] = message{}
 	q.head++
 	if q.head == len(q.msgs) {
 		q.msgs, q.head = q.msgs[:0], 0
 	}
 	return m
 }
-
-// p2pOp describes a point-to-point call for messages.
-type p2pOp struct {
-	name string // Send, Isend, Recv
-	peer string // dest or src
-	rank int
-	tag  int
-}
-
-func (o p2pOp) String() string {
-	return fmt.Sprintf("%s(%s=%d, tag=%d)", o.name, o.peer, o.rank, o.tag)
-}
-
-// Send delivers a copy of data to dest's queue; it never blocks.
-func (c *handle) Send(dest, tag int, data []byte) error {
-	return c.send(p2pOp{"Send", "dest", dest, tag}, data)
-}
-
-// Isend is Send returning a request that is already complete.
-func (c *handle) Isend(dest, tag int, data []byte) (Request, error) {
-	if err := c.send(p2pOp{"Isend", "dest", dest, tag}, data); err != nil {
-		return nil, err
-	}
-	return doneRequest{}, nil
-}
-
-func (c *handle) send(op p2pOp, data []byte) error {
-	if err := c.checkP2P(op); err != nil {
-		return err
-	}
-	buf := clone(data)
-	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := c.usable(op, false); err != nil {
-		return err
-	}
-	k := p2pKey{src: c.rank, dst: op.rank, tag: op.tag}
-	q := c.c.queues[k]
-	if q == nil {
-		q = &msgQueue{}
-		c.c.queues[k] = q
-	}
-	q.push(buf)
-	h.wake(h.ranks[c.c.members[op.rank]])
-	return nil
-}
-
-// Recv waits for the next message from src with tag.
-func (c *handle) Recv(src, tag int) ([]byte, error) {
-	op := p2pOp{"Recv", "src", src, tag}
-	if err := c.checkP2P(op); err != nil {
-		return nil, err
-	}
-	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := c.usable(op, true); err != nil {
-		return nil, err
-	}
-	w := &recvWait{c: c, op: op, key: p2pKey{src: src, dst: c.rank, tag: tag}}
-	if err := h.block(c.me, w); err != nil {
-		return nil, err
-	}
-	return c.c.queues[w.key].pop(), nil
-}
-
-// checkP2P validates the arguments of a point-to-point call.
-func (c *handle) checkP2P(op p2pOp) error {
-	err := c.checkRank(op.peer, op.rank)
-	if err == nil && op.tag < 0 {
-		err = fmt.Errorf("negative tag")
-	}
-	if err != nil {
-		return fmt.Errorf("hpc: rank %d: %v on comm %s: %w", c.me.rank, op, c.Name(), err)
-	}
-	return nil
-}
-
-// recvWait is a rank blocked in Recv.
-type recvWait struct {
-	c   *handle
-	op  p2pOp
-	key p2pKey
-}
-
-func (w *recvWait) ready() bool {
-	q := w.c.c.queues[w.key]
-	return q != nil && q.len() > 0
-}
-
-func (w *recvWait) hopeless() (int, bool) {
-	src := w.c.c.members[w.key.src]
-	return src, w.key.src == w.c.rank || w.c.h.ranks[src].exited
-}
-
-func (w *recvWait) String() string {
-	s := fmt.Sprintf("%v on %s", w.op, w.c.where())
-	if !w.c.c.world {
-		s += fmt.Sprintf(" from %s", w.c.who(w.key.src))
-	}
-	return s
-}
-
-// doneRequest is a completed request: in-process sends are eager.
-type doneRequest struct{}
-
-// Wait returns nil at once: the send has completed.
-func (doneRequest) Wait() error { return nil }
-
-// Test reports true: the send has completed.
-func (doneRequest) Test() (bool, error) { return true, nil }

@@ -81,14 +81,14 @@ func (r *Replayer) collective(i int) error {
 	}
 	me := comm.Rank()
 	ci := &c.Coll
-	ci.My, ci.End = TimeRank{begin, me}, e.Time
+	ci.My, ci.End = TimeRank{Time: begin, Rank: me}, e.Time
 	sent, recvd := info.Sent > 0, info.Received > 0
 	switch class {
 	case CollBarrier:
-		if ci.Latest, err = comm.MaxLoc(ci.My); err != nil {
+		if ci.Latest, err = maxLoc(comm, ci.My); err != nil {
 			return err
 		}
-		if ci.EarliestEnd, err = comm.MinLoc(TimeRank{e.Time, me}); err != nil {
+		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = true
@@ -99,10 +99,10 @@ func (r *Replayer) collective(i int) error {
 		if !sent && !recvd {
 			return nil
 		}
-		if ci.Latest, err = comm.MaxLoc(ci.My); err != nil {
+		if ci.Latest, err = maxLoc(comm, ci.My); err != nil {
 			return err
 		}
-		if ci.EarliestEnd, err = comm.MinLoc(TimeRank{e.Time, me}); err != nil {
+		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
 			return err
 		}
 		r.checkColl(ci.Latest.Time)
@@ -114,7 +114,7 @@ func (r *Replayer) collective(i int) error {
 			if sent {
 				v = begin
 			}
-			if ci.Latest, err = comm.MaxLoc(TimeRank{v, me}); err != nil {
+			if ci.Latest, err = maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 				return err
 			}
 			ci.SyncPoint = (recvd && begin < ci.Latest.Time) || (sent && ci.Latest.Rank == me)
@@ -122,7 +122,7 @@ func (r *Replayer) collective(i int) error {
 			if ci.SyncPoint {
 				end = e.Time
 			}
-			if ci.EarliestEnd, err = comm.MinLoc(TimeRank{end, me}); err != nil {
+			if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 				return err
 			}
 		}
@@ -132,21 +132,21 @@ func (r *Replayer) collective(i int) error {
 		return r.Bus.Publish(FwNxN, c)
 	case CollOneToN:
 		root := int(info.Root)
-		rootSent, err := comm.Bcast(root, float64(info.Sent))
+		rootSent, err := bcastFloat(comm, root, float64(info.Sent))
 		if err != nil || rootSent == 0 {
 			return err
 		}
-		rootBegin, err := comm.Bcast(root, begin)
+		rootBegin, err := bcastFloat(comm, root, begin)
 		if err != nil {
 			return err
 		}
-		ci.Root = TimeRank{rootBegin, root}
+		ci.Root = TimeRank{Time: rootBegin, Rank: root}
 		waits := recvd && begin < rootBegin
 		end := posInf
 		if waits {
 			end = e.Time
 		}
-		if ci.EarliestEnd, err = comm.MinLoc(TimeRank{end, me}); err != nil {
+		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = waits || (me == root && !math.IsInf(ci.EarliestEnd.Time, 1))
@@ -158,20 +158,20 @@ func (r *Replayer) collective(i int) error {
 		return r.Bus.Publish(FwOneToN, c)
 	case CollNToOne:
 		root := int(info.Root)
-		rootRecvd, err := comm.Bcast(root, float64(info.Received))
+		rootRecvd, err := bcastFloat(comm, root, float64(info.Received))
 		if err != nil || rootRecvd == 0 {
 			return err
 		}
-		rootBegin, err := comm.Bcast(root, begin)
+		rootBegin, err := bcastFloat(comm, root, begin)
 		if err != nil {
 			return err
 		}
-		ci.Root = TimeRank{rootBegin, root}
+		ci.Root = TimeRank{Time: rootBegin, Rank: root}
 		v := negInf
 		if sent {
 			v = begin
 		}
-		if ci.Latest, err = comm.MaxLoc(TimeRank{v, me}); err != nil {
+		if ci.Latest, err = maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = rootBegin < ci.Latest.Time && (me == root || me == ci.Latest.Rank)
@@ -179,7 +179,7 @@ func (r *Replayer) collective(i int) error {
 		if ci.SyncPoint {
 			end = e.Time
 		}
-		if ci.EarliestEnd, err = comm.MinLoc(TimeRank{end, me}); err != nil {
+		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 			return err
 		}
 		if me == root {
@@ -195,7 +195,7 @@ func (r *Replayer) collective(i int) error {
 		if sent {
 			v = begin
 		}
-		if ci.Latest, err = comm.ScanMaxLoc(TimeRank{v, me}); err != nil {
+		if ci.Latest, err = scanMaxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = begin < ci.Latest.Time
@@ -221,12 +221,12 @@ func (r *Replayer) setupCollective(i int) error {
 	w := r.Loc.World
 	me := w.Rank()
 	ci := &c.Coll
-	ci.My, ci.End = TimeRank{c.EnterTime(i), me}, r.Loc.Trace.Events[i].Time
+	ci.My, ci.End = TimeRank{Time: c.EnterTime(i), Rank: me}, r.Loc.Trace.Events[i].Time
 	var err error
-	if ci.Latest, err = w.MaxLoc(ci.My); err != nil {
+	if ci.Latest, err = maxLoc(w, ci.My); err != nil {
 		return err
 	}
-	if ci.EarliestEnd, err = w.MinLoc(TimeRank{ci.End, me}); err != nil {
+	if ci.EarliestEnd, err = minLoc(w, TimeRank{Time: ci.End, Rank: me}); err != nil {
 		return err
 	}
 	ci.SyncPoint = true

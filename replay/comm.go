@@ -1,40 +1,60 @@
 package replay
 
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"scout/hpc"
+)
+
 // TimeRank is a time stamp tagged with the rank that holds it, reduced
 // with MAXLOC/MINLOC semantics (ties go to the lowest rank).
-type TimeRank struct {
-	Time float64
-	Rank int
+type TimeRank = hpc.TimeRank
+
+// The replay talks over hpc.Comm: one communicator per communicator of
+// the traced program, rebuilt on the world communicator of all analysis
+// ranks (in-process, or hosted by MPI processes). These helpers are the
+// collectives it uses.
+
+// maxLoc is the all-reduce MAXLOC of v over c's members.
+func maxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MaxLoc, v, false) }
+
+// minLoc is the all-reduce MINLOC of v over c's members.
+func minLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MinLoc, v, false) }
+
+// scanMaxLoc is the inclusive prefix MAXLOC over ranks 0..c.Rank().
+func scanMaxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MaxLoc, v, true) }
+
+func reduce1(c hpc.Comm, op hpc.Op, v TimeRank, scan bool) (TimeRank, error) {
+	var out []hpc.TimeRank
+	var err error
+	if scan {
+		out, err = c.Scan(op, []hpc.TimeRank{v})
+	} else {
+		out, err = c.Allreduce(op, []hpc.TimeRank{v})
+	}
+	if err != nil {
+		return TimeRank{}, err
+	}
+	if len(out) != 1 {
+		return TimeRank{}, fmt.Errorf("replay: %v over %s gave %d values, want 1", op, c.Name(), len(out))
+	}
+	return out[0], nil
 }
 
-// Comm is what the replay needs from the communication substrate on one
-// communicator. Ranks are communicator ranks. Implementations must keep
-// MPI semantics: point-to-point messages match by source and tag in
-// non-overtaking order, and every member calls the same collectives in
-// the same order.
-type Comm interface {
-	Rank() int
-	Size() int
-	// Send delivers data to dest without waiting for the receiver
-	// (buffered); the caller may reuse data afterwards.
-	Send(dest, tag int, data []byte) error
-	// Recv waits for the next message from src with tag.
-	Recv(src, tag int) ([]byte, error)
-	// MaxLoc and MinLoc are all-reduce operations over all members.
-	MaxLoc(v TimeRank) (TimeRank, error)
-	MinLoc(v TimeRank) (TimeRank, error)
-	// ScanMaxLoc is the inclusive prefix MAXLOC over ranks 0..Rank().
-	ScanMaxLoc(v TimeRank) (TimeRank, error)
-	// Bcast returns root's v on every member.
-	Bcast(root int, v float64) (float64, error)
-}
-
-// World is the communicator of all analysis ranks, from which the
-// application's communicators are rebuilt.
-type World interface {
-	Comm
-	// Create makes a communicator of the given world ranks, ordered by
-	// their new rank; every world member must call it (collectively), and
-	// non-members get nil.
-	Create(members []int) (Comm, error)
+// bcastFloat returns root's v on every member of c.
+func bcastFloat(c hpc.Comm, root int, v float64) (float64, error) {
+	var b []byte
+	if c.Rank() == root {
+		b = binary.LittleEndian.AppendUint64(nil, math.Float64bits(v))
+	}
+	out, err := c.Bcast(root, b)
+	if err != nil {
+		return 0, err
+	}
+	if len(out) != 8 {
+		return 0, fmt.Errorf("replay: broadcast over %s gave %d bytes, want 8", c.Name(), len(out))
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(out)), nil
 }

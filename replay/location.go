@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 
+	"scout/hpc"
 	"scout/localtrace"
 )
 
@@ -40,25 +41,25 @@ type Violations struct {
 type Location struct {
 	Trace *localtrace.Trace
 	Rank  int // world rank
-	World World
+	World hpc.Comm
 	Sev   *Severities
 	CCV   Violations
 	// Warnings collects non-fatal problems (e.g. unmatched requests).
 	Warnings []string
-	comms    [2]map[uint32]Comm // per pass: forward, backward
+	comms    [2]map[uint32]hpc.Comm // per pass: forward, backward
 	env      *Env
 }
 
 // NewLocation prepares the replay of trace t as world rank rank. It
 // rebuilds the application's communicators on world (a collective step:
 // every rank must call NewLocation with the same Env).
-func NewLocation(env *Env, t *localtrace.Trace, rank int, world World) (*Location, error) {
+func NewLocation(env *Env, t *localtrace.Trace, rank int, world hpc.Comm) (*Location, error) {
 	l := &Location{Trace: t, Rank: rank, World: world, Sev: NewSeverities(len(t.Callpaths)), env: env}
 	// Each pass gets its own communicators, so that messages a pass leaves
 	// unreceived (sends whose receive was not recorded) cannot match
 	// receives of the other pass.
 	for pass := range l.comms {
-		l.comms[pass] = map[uint32]Comm{}
+		l.comms[pass] = map[uint32]hpc.Comm{}
 		for _, id := range env.commOrder {
 			c, err := world.Create(env.CommMembers[id])
 			if err != nil {
@@ -73,7 +74,7 @@ func NewLocation(env *Env, t *localtrace.Trace, rank int, world World) (*Locatio
 }
 
 // comm returns the transport communicator of trace communicator id.
-func (l *Location) comm(pass int, id uint32) (Comm, error) {
+func (l *Location) comm(pass int, id uint32) (hpc.Comm, error) {
 	if c, ok := l.comms[pass][id]; ok {
 		return c, nil
 	}

@@ -3,8 +3,6 @@ package unify
 import (
 	"encoding/binary"
 	"fmt"
-
-	"scout/hpc"
 )
 
 // AppendBinary appends t's nodes (region, parent+1 as uvarints, in id
@@ -63,6 +61,16 @@ func DecodeCallTree(b []byte) (*CallTree, error) {
 	return t, nil
 }
 
+// Messenger is what Reduce needs of a communicator: point-to-point
+// messages and a broadcast (an hpc.Comm, or the MPI world).
+type Messenger interface {
+	Rank() int
+	Size() int
+	Send(dest, tag int, data []byte) error
+	Recv(src, tag int) ([]byte, error)
+	Bcast(root int, data []byte) ([]byte, error)
+}
+
 // treeTag is the message tag of the call-tree reduction.
 const treeTag = 1 << 20
 
@@ -72,7 +80,7 @@ const treeTag = 1 << 20
 // (in rank order, so the ids equal those of merging them one after
 // another), and the result is broadcast. No rank ever holds more than
 // two trees.
-func Reduce(c hpc.Comm, local *CallTree) (*CallTree, error) {
+func Reduce(c Messenger, local *CallTree) (*CallTree, error) {
 	me, n := c.Rank(), c.Size()
 	t := local
 	for step := 1; step < n; step *= 2 {

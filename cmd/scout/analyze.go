@@ -114,7 +114,7 @@ func replayInProcess(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters 
 		errs = make([]error, len(masters))
 	}
 	err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
-		r, err := analyzeRank(a, defs, env, masters[c.Rank()], replay.OverHPC(c))
+		r, err := analyzeRank(a, defs, env, masters[c.Rank()], c)
 		if err != nil {
 			errs[c.Rank()] = err
 			return err
@@ -149,7 +149,7 @@ func warnCCV(prog *progress, results []locResult) {
 
 // analyzeRank loads a master location, computes its profile and replays
 // its communication as world rank w.Rank().
-func analyzeRank(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, loc uint64, w replay.World) (locResult, error) {
+func analyzeRank(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, loc uint64, w hpc.Comm) (locResult, error) {
 	t, err := localtrace.Load(a, defs, loc)
 	if err != nil {
 		return locResult{}, err

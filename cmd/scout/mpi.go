@@ -124,7 +124,7 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		prog.printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
 	faultInjection(me)
-	h := w.Comm()
+	h := w
 	if err := sameArchive(h, a); err != nil {
 		return nil, reportOnce(h, err)
 	}
@@ -294,7 +294,7 @@ func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters [
 		if k < 0 || k >= len(masters) {
 			return fmt.Errorf("internal error: process %d was given rank %d", w.Rank(), c.Rank())
 		}
-		results[k], errs[k] = analyzeRank(a, defs, env, masters[k], replay.OverHPC(c))
+		results[k], errs[k] = analyzeRank(a, defs, env, masters[k], c)
 		return errs[k]
 	})
 	if cerr := link.Close(); err == nil && cerr != nil {
@@ -313,7 +313,7 @@ func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters [
 // prints err, and only then (after a barrier) do the processes exit,
 // with status 1 (mpirun may stop the job at the first process that exits
 // with an error, which must not cut rank 0's message short).
-func reportOnce(h *mpi.HPC, err error) error {
+func reportOnce(h *mpi.Comm, err error) error {
 	if h.Rank() == 0 {
 		fmt.Fprintf(os.Stderr, "scout: %v\n", err)
 	}
@@ -325,7 +325,7 @@ func reportOnce(h *mpi.HPC, err error) error {
 
 // gatherFailures collects the failures of every process's ranks on rank
 // 0, in rank order (processes host consecutive ranks); the others get nil.
-func gatherFailures(h *mpi.HPC, mine []rankFailure) ([]rankFailure, error) {
+func gatherFailures(h *mpi.Comm, mine []rankFailure) ([]rankFailure, error) {
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
 		return nil, err
@@ -348,7 +348,7 @@ func gatherFailures(h *mpi.HPC, mine []rankFailure) ([]rankFailure, error) {
 // sameArchive checks that every process opened the same archive: the
 // same anchor and global definitions, byte for byte (a digest of them).
 // Processes given different traces would otherwise merge them silently.
-func sameArchive(h *mpi.HPC, a *otf2.Archive) error {
+func sameArchive(h *mpi.Comm, a *otf2.Archive) error {
 	sum := sha256.New()
 	for _, path := range []string{a.AnchorPath(), a.GlobalDefPath()} {
 		f, err := os.Open(path)

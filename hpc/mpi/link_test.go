@@ -3,9 +3,11 @@
 package mpi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,6 +24,13 @@ import (
 // test-mpi uses 4; 2 gives the N=5-on-2 case). MPI calls stay on the
 // test's goroutine, locked to its thread, as the other tests of this
 // package do: Init ran on the main goroutine, which m.Run leaves idle.
+
+func TestMain(m *testing.M) {
+	Init()
+	code := m.Run()
+	Finalize()
+	os.Exit(code)
+}
 
 // TestLinkOrder sends from several goroutines to every process and
 // checks that each pair of processes keeps its order.
@@ -73,10 +82,10 @@ func TestLinkOrder(t *testing.T) {
 	}
 }
 
-// hostedBody is body plus point-to-point traffic between every pair of
-// ranks, order-sensitive sums and the names of new communicators.
+// hostedBody exercises every call: point-to-point traffic between every
+// pair of ranks, reductions with ties, a broadcast and new communicators.
 func hostedBody(c hpc.Comm) []string {
-	out := body(c)
+	var out []string
 	me, n := c.Rank(), c.Size()
 	rec := func(what string, v any, err error) {
 		out = append(out, fmt.Sprintf("%s: %v %v", what, v, err))
@@ -96,27 +105,24 @@ func hostedBody(c hpc.Comm) []string {
 			}
 		}
 	}
-	v := 1 + float64(me)*0.1
-	if me == 0 {
-		v = 1e16
-	}
-	f, err := hpc.Allreduce(c, hpc.Sum, []float64{v, -v})
-	rec("sum", fmt.Sprintf("%x %x", math.Float64bits(f[0]), math.Float64bits(f[1])), err)
-	sc, err := hpc.Scan(c, hpc.Sum, []float64{v})
+	v := []hpc.TimeRank{{Time: float64(me % 2), Rank: me}, {Time: math.Float64frombits(uint64(me)), Rank: n - me}}
+	a, err := c.Allreduce(hpc.MaxLoc, v)
+	rec("maxloc", a, err)
+	sc, err := c.Scan(hpc.MinLoc, v)
 	rec("scan", sc, err)
-	sub, err := c.Split(me%3, n-me)
-	if err == nil {
-		rec("sub", fmt.Sprint(sub.Name(), sub.Rank(), sub.Size()), nil)
-		all, err := sub.Allgather([]byte{byte(me)})
-		rec("sub allgather", all, err)
-		cr, err := sub.Create([]int{sub.Size() - 1})
-		if cr != nil {
-			rec("create", fmt.Sprint(cr.Name(), cr.Rank(), cr.Size()), err)
-			b, err := cr.Bcast(0, []byte("one"))
-			rec("create bcast", string(b), err)
-		}
+	b, err := c.Bcast(n-1, []byte{byte(me)})
+	rec("bcast", b, err)
+	var odd []int
+	for r := n - 1; r >= 0; r -= 2 {
+		odd = append(odd, r)
 	}
-	rec("split", nil, err)
+	sub, err := c.Create(odd)
+	rec("create", sub != nil, err)
+	if sub != nil {
+		rec("sub", fmt.Sprint(sub.Name(), sub.Rank(), sub.Size()), nil)
+		x, err := sub.Allreduce(hpc.MaxLoc, []hpc.TimeRank{{Time: 1, Rank: sub.Rank()}})
+		rec("sub maxloc", x, err)
+	}
 	return out
 }
 
@@ -223,7 +229,8 @@ func TestLinkIdleCPU(t *testing.T) {
 	before, start := cpuTime(t), time.Now()
 	err := hpc.RunHosted(l, hpc.BlockPlacement(w.Size(), w.Size()), func(c hpc.Comm) error {
 		time.Sleep(nap)
-		return c.Barrier()
+		_, err := c.Allreduce(hpc.MaxLoc, nil)
+		return err
 	})
 	if cerr := l.Close(); cerr != nil {
 		t.Error(cerr)
@@ -247,4 +254,78 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLinkDeadlock: ranks of different processes that wait for each
+// other end in ErrDeadlock on every process, as in-process.
+func TestLinkDeadlock(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	for i, n := range []int{w.Size(), w.Size() + 3} {
+		l := NewLink(w, 950+i)
+		errs := make([]error, n)
+		err := hpc.RunHosted(l, hpc.BlockPlacement(n, w.Size()), func(c hpc.Comm) error {
+			_, err := c.Recv((c.Rank()+1)%n, 0)
+			errs[c.Rank()] = err
+			return err
+		})
+		if cerr := l.Close(); cerr != nil {
+			t.Error(cerr)
+		}
+		if !errors.Is(err, hpc.ErrDeadlock) {
+			t.Errorf("N=%d, process %d: run error %v, want ErrDeadlock", n, w.Rank(), err)
+		}
+		if err := w.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWorld checks the calls on the world communicator that collect the
+// results: sends of any length, broadcast, gathers, split.
+func TestWorld(t *testing.T) {
+	w := World()
+	me, n := w.Rank(), w.Size()
+	if err := w.Send((me+1)%n, 5, bytes.Repeat([]byte{byte(me)}, 1<<16+me)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.Recv((me+n-1)%n, 5)
+	if err != nil || len(got) != 1<<16+(me+n-1)%n || got[0] != byte((me+n-1)%n) {
+		t.Errorf("Recv: %d bytes, %v", len(got), err)
+	}
+	if b, err := w.Bcast(n-1, []byte{byte(me), 7}); err != nil || !bytes.Equal(b, []byte{byte(n - 1), 7}) {
+		t.Errorf("Bcast = %v, %v", b, err)
+	}
+	parts, err := w.Gather(0, bytes.Repeat([]byte{1}, me))
+	if err != nil || (me == 0) != (parts != nil) {
+		t.Fatalf("Gather: %v, %v", parts, err)
+	}
+	for r, p := range parts {
+		if len(p) != r {
+			t.Errorf("Gather: part %d has %d bytes", r, len(p))
+		}
+	}
+	all, err := w.Allgather([]byte{byte(me)})
+	if err != nil || len(all) != n {
+		t.Fatalf("Allgather: %v, %v", all, err)
+	}
+	for r, p := range all {
+		if !bytes.Equal(p, []byte{byte(r)}) {
+			t.Errorf("Allgather: part %d is %v", r, p)
+		}
+	}
+	half, err := w.Split(me%2, -me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (n - me%2 + 1) / 2; half.Size() != want {
+		t.Errorf("Split: size %d, want %d", half.Size(), want)
+	}
+	if err := half.Free(); err != nil {
+		t.Error(err)
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,10 +1,11 @@
 //go:build mpi
 
-// Package mpi binds the MPI calls scout's replay needs, through cgo.
-// github.com/sbromberger/gompi starts and stops MPI; this package adds
-// what gompi lacks or does not expose: communicator handles of our own,
-// non-blocking sends with test and cancel, MAXLOC/MINLOC reductions and
-// scans on (double, int) pairs, and gathers of byte buffers.
+// Package mpi binds the few MPI calls scout needs, through cgo:
+// github.com/sbromberger/gompi starts and stops MPI; this package adds a
+// Link for hosted runs (hpc.RunHosted, which carries the replay), and on
+// the world communicator the calls that collect the results: buffered
+// sends, receives of any length, barrier, broadcast and gathers of byte
+// buffers.
 //
 // It is built only with the "mpi" build tag and needs an MPI library
 // (OpenMPI: apt-get install libopenmpi-dev openmpi-bin).
@@ -16,21 +17,9 @@ package mpi
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { double time; int rank; } scout_double_int;
-
 static MPI_Comm scout_world(void) { return MPI_COMM_WORLD; }
 static MPI_Comm scout_null(void) { return MPI_COMM_NULL; }
-static MPI_Datatype scout_double_int_type(void) { return MPI_DOUBLE_INT; }
 static MPI_Datatype scout_byte(void) { return MPI_BYTE; }
-static MPI_Datatype scout_double(void) { return MPI_DOUBLE; }
-static MPI_Datatype scout_u64(void) { return MPI_UINT64_T; }
-static MPI_Op scout_maxloc(void) { return MPI_MAXLOC; }
-static MPI_Op scout_minloc(void) { return MPI_MINLOC; }
-static MPI_Op scout_sum(void) { return MPI_SUM; }
-static MPI_Op scout_max(void) { return MPI_MAX; }
-static MPI_Op scout_min(void) { return MPI_MIN; }
-static MPI_Op scout_bor(void) { return MPI_BOR; }
-static MPI_Request scout_req_null(void) { return MPI_REQUEST_NULL; }
 static int scout_undefined(void) { return MPI_UNDEFINED; }
 
 // scout_isend copies buf into C memory and starts a non-blocking send of
@@ -58,26 +47,10 @@ static int scout_test(MPI_Request *req, int *flag) {
 	return MPI_Test(req, flag, MPI_STATUS_IGNORE);
 }
 
-static int scout_wait(MPI_Request *req) {
-	return MPI_Wait(req, MPI_STATUS_IGNORE);
-}
-
 static int scout_cancel(MPI_Request *req) {
 	int rc = MPI_Cancel(req);
 	if (rc != MPI_SUCCESS) return rc;
 	return MPI_Wait(req, MPI_STATUS_IGNORE);
-}
-
-static int scout_create(MPI_Comm parent, int n, int *ranks, MPI_Comm *out) {
-	MPI_Group pg, g;
-	int rc = MPI_Comm_group(parent, &pg);
-	if (rc != MPI_SUCCESS) return rc;
-	rc = MPI_Group_incl(pg, n, ranks, &g);
-	if (rc != MPI_SUCCESS) return rc;
-	rc = MPI_Comm_create(parent, g, out);
-	MPI_Group_free(&g);
-	MPI_Group_free(&pg);
-	return rc;
 }
 
 static int scout_set_errors_return(MPI_Comm comm) {
@@ -91,42 +64,13 @@ static void scout_error_string(int code, char *buf, int *len) {
 import "C"
 
 import (
-	"errors"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"unsafe"
 
 	gompi "github.com/sbromberger/gompi"
 )
-
-// TimeRank is a (double, int) pair reduced with MAXLOC or MINLOC.
-type TimeRank struct {
-	Time float64
-	Rank int
-}
-
-// Op is a reduction operation.
-type Op int
-
-// Reduction operations.
-const (
-	Sum Op = iota
-	Max
-	Min
-	Bor
-)
-
-func (o Op) c() C.MPI_Op {
-	switch o {
-	case Max:
-		return C.scout_max()
-	case Min:
-		return C.scout_min()
-	case Bor:
-		return C.scout_bor()
-	}
-	return C.scout_sum()
-}
 
 func check(call string, rc C.int) error {
 	if rc == C.MPI_SUCCESS {
@@ -160,10 +104,12 @@ func Finalize() {
 // Abort ends every process of the job with exit code code.
 func Abort(code int) { C.MPI_Abort(C.scout_world(), C.int(code)) }
 
-// Comm is an MPI communicator.
+// Comm is an MPI communicator. Sends are non-blocking with their buffers
+// released as they complete; Finish settles the ones still pending.
 type Comm struct {
 	c          C.MPI_Comm
 	rank, size int
+	pending    []*Request
 }
 
 func newComm(c C.MPI_Comm) *Comm {
@@ -181,24 +127,6 @@ func (c *Comm) Rank() int { return c.rank }
 
 // Size returns the number of processes in c.
 func (c *Comm) Size() int { return c.size }
-
-// Create makes a communicator of the given ranks of c (collective over
-// c). Processes not in ranks get nil.
-func (c *Comm) Create(ranks []int) (*Comm, error) {
-	rs := make([]C.int, len(ranks)+1)
-	for i, r := range ranks {
-		rs[i] = C.int(r)
-	}
-	var out C.MPI_Comm
-	if err := check("MPI_Comm_create", C.scout_create(c.c, C.int(len(ranks)), &rs[0], &out)); err != nil {
-		return nil, err
-	}
-	if out == C.scout_null() {
-		return nil, nil
-	}
-	C.scout_set_errors_return(out)
-	return newComm(out), nil
-}
 
 // Split partitions c by color (negative: not in any part), ordering each
 // part by key (MPI_Comm_split).
@@ -218,7 +146,7 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	return newComm(out), nil
 }
 
-// Free releases a communicator made by Create or Split.
+// Free releases a communicator made by Split.
 func (c *Comm) Free() error {
 	if c == nil || c.c == C.scout_world() {
 		return nil
@@ -265,18 +193,48 @@ func (r *Request) Test() (bool, error) {
 	return flag != 0, nil
 }
 
-// Wait blocks until the send completed.
-func (r *Request) Wait() error {
-	err := check("MPI_Wait", C.scout_wait(&r.r))
-	r.release()
-	return err
+// Send sends a copy of data to dest without waiting for the receiver.
+func (c *Comm) Send(dest, tag int, data []byte) error {
+	r, err := c.Isend(dest, tag, data)
+	if err != nil {
+		return fmt.Errorf("send to %d (tag %d): %w", dest, tag, err)
+	}
+	c.pending = append(c.pending, r)
+	// Release the buffers of completed sends.
+	keep := c.pending[:0]
+	for _, r := range c.pending {
+		done, err := r.Test()
+		if err != nil {
+			return err
+		}
+		if !done {
+			keep = append(keep, r)
+		}
+	}
+	clear(c.pending[len(keep):])
+	c.pending = keep
+	return nil
 }
 
-// Cancel cancels the send and waits for it to end.
-func (r *Request) Cancel() error {
-	err := check("MPI_Cancel", C.scout_cancel(&r.r))
-	r.release()
-	return err
+// Finish waits until every process got here, then cancels the sends that
+// were never received.
+func (c *Comm) Finish() error {
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	for _, r := range c.pending {
+		if done, err := r.Test(); err != nil {
+			return err
+		} else if !done {
+			err := check("MPI_Cancel", C.scout_cancel(&r.r))
+			r.release()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	c.pending = nil
+	return nil
 }
 
 // Recv receives the next message from src with tag, of any length.
@@ -295,42 +253,8 @@ func (c *Comm) Recv(src, tag int) ([]byte, error) {
 // Barrier synchronises all processes of c.
 func (c *Comm) Barrier() error { return check("MPI_Barrier", C.MPI_Barrier(c.c)) }
 
-func (c *Comm) loc(v TimeRank, op C.MPI_Op, scan bool) (TimeRank, error) {
-	in := C.scout_double_int{time: C.double(v.Time), rank: C.int(v.Rank)}
-	var out C.scout_double_int
-	var rc C.int
-	if scan {
-		rc = C.MPI_Scan(unsafe.Pointer(&in), unsafe.Pointer(&out), 1, C.scout_double_int_type(), op, c.c)
-	} else {
-		rc = C.MPI_Allreduce(unsafe.Pointer(&in), unsafe.Pointer(&out), 1, C.scout_double_int_type(), op, c.c)
-	}
-	if err := check("MPI_Allreduce/Scan(DOUBLE_INT)", rc); err != nil {
-		return TimeRank{}, err
-	}
-	return TimeRank{float64(out.time), int(out.rank)}, nil
-}
-
-// MaxLoc is MPI_Allreduce with MPI_MAXLOC on a (double, int) pair.
-func (c *Comm) MaxLoc(v TimeRank) (TimeRank, error) { return c.loc(v, C.scout_maxloc(), false) }
-
-// MinLoc is MPI_Allreduce with MPI_MINLOC on a (double, int) pair.
-func (c *Comm) MinLoc(v TimeRank) (TimeRank, error) { return c.loc(v, C.scout_minloc(), false) }
-
-// ScanMaxLoc is MPI_Scan with MPI_MAXLOC on a (double, int) pair.
-func (c *Comm) ScanMaxLoc(v TimeRank) (TimeRank, error) { return c.loc(v, C.scout_maxloc(), true) }
-
-// ScanMinLoc is MPI_Scan with MPI_MINLOC on a (double, int) pair.
-func (c *Comm) ScanMinLoc(v TimeRank) (TimeRank, error) { return c.loc(v, C.scout_minloc(), true) }
-
-// BcastFloat64 returns root's v on every process.
-func (c *Comm) BcastFloat64(root int, v float64) (float64, error) {
-	x := C.double(v)
-	err := check("MPI_Bcast", C.MPI_Bcast(unsafe.Pointer(&x), 1, C.scout_double(), C.int(root), c.c))
-	return float64(x), err
-}
-
-// BcastBytes returns root's data on every process.
-func (c *Comm) BcastBytes(root int, data []byte) ([]byte, error) {
+// Bcast returns root's data on every process.
+func (c *Comm) Bcast(root int, data []byte) ([]byte, error) {
 	n := C.int(len(data))
 	if err := check("MPI_Bcast", C.MPI_Bcast(unsafe.Pointer(&n), 1, C.MPI_INT, C.int(root), c.c)); err != nil {
 		return nil, err
@@ -341,26 +265,6 @@ func (c *Comm) BcastBytes(root int, data []byte) ([]byte, error) {
 	}
 	err := check("MPI_Bcast", C.MPI_Bcast(unsafe.Pointer(&buf[0]), n, C.scout_byte(), C.int(root), c.c))
 	return buf[:n], err
-}
-
-// AllreduceUint64 reduces v element-wise over all processes.
-func (c *Comm) AllreduceUint64(v []uint64, op Op) ([]uint64, error) {
-	out := make([]uint64, len(v))
-	if len(v) == 0 {
-		return out, nil
-	}
-	err := check("MPI_Allreduce", C.MPI_Allreduce(unsafe.Pointer(&v[0]), unsafe.Pointer(&out[0]), C.int(len(v)), C.scout_u64(), op.c(), c.c))
-	return out, err
-}
-
-// AllreduceFloat64 reduces v element-wise over all processes.
-func (c *Comm) AllreduceFloat64(v []float64, op Op) ([]float64, error) {
-	out := make([]float64, len(v))
-	if len(v) == 0 {
-		return out, nil
-	}
-	err := check("MPI_Allreduce", C.MPI_Allreduce(unsafe.Pointer(&v[0]), unsafe.Pointer(&out[0]), C.int(len(v)), C.scout_double(), op.c(), c.c))
-	return out, err
 }
 
 // Gather collects every process's data at root (in rank order); other
@@ -393,5 +297,32 @@ func (c *Comm) Gather(root int, data []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// ErrNotMPI reports a process that was not started by an MPI launcher.
-var ErrNotMPI = errors.New("mpi: not started by mpirun/srun")
+// Allgather returns every process's data on every process, in rank
+// order: a Gather at rank 0 and a Bcast of the parts.
+func (c *Comm) Allgather(data []byte) ([][]byte, error) {
+	parts, err := c.Gather(0, data)
+	if err != nil {
+		return nil, err
+	}
+	var packed []byte
+	for _, p := range parts {
+		packed = binary.AppendUvarint(packed, uint64(len(p)))
+		packed = append(packed, p...)
+	}
+	if packed, err = c.Bcast(0, packed); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, c.size)
+	for len(packed) > 0 {
+		n, k := binary.Uvarint(packed)
+		if k <= 0 || n > uint64(len(packed)-k) {
+			return nil, fmt.Errorf("mpi: Allgather: corrupt packed data")
+		}
+		out = append(out, packed[k:k+int(n)])
+		packed = packed[k+int(n):]
+	}
+	if len(out) != c.size {
+		return nil, fmt.Errorf("mpi: Allgather: %d parts for %d processes", len(out), c.size)
+	}
+	return out, nil
+}

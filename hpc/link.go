@@ -151,7 +151,7 @@ func (l *memLink) Send(proc int, msg []byte) error {
 	if b.closed {
 		return fmt.Errorf("hpc: link send to process %d: %w", proc, ErrLinkClosed)
 	}
-	b.msgs = append(b.msgs, memMsg{from: l.proc, msg: clone(msg)})
+	b.msgs = append(b.msgs, memMsg{from: l.proc, msg: append([]byte{}, msg...)})
 	b.cond.Signal()
 	signal(b.notify)
 	return nil

@@ -1,0 +1,564 @@
+package hpc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The tests run the same bodies in-process and hosted, with several
+// (ranks, processes) shapes and placements on in-memory links, and
+// require the same results and the same errors, rank by rank, to the
+// letter: one runtime serves all placements.
+
+// runTimeout bounds every run of the tests.
+const runTimeout = 20 * time.Second
+
+// runner runs fn on n ranks.
+type runner struct {
+	name string
+	run  func(n int, fn func(Comm) error) error
+}
+
+var inProcess = runner{"in-process", RunInProcess}
+
+var placements = []struct {
+	name  string
+	place func(n, procs int) []int
+}{
+	{"block", BlockPlacement},
+	{"round-robin", RoundRobinPlacement},
+	{"lopsided", func(n, procs int) []int { // all on process 0 but one each
+		p := make([]int, n)
+		for i := range procs - 1 {
+			p[n-1-i] = procs - 1 - i
+		}
+		return p
+	}},
+}
+
+// shapes are the (ranks, processes) shapes every body runs with: one
+// process, several ranks per process, and one rank per process (whose
+// rank drives the link itself).
+var shapes = []struct{ n, procs int }{{4, 1}, {4, 2}, {5, 2}, {8, 3}, {4, 4}}
+
+// runHostedMem runs one hosted run on in-memory links and returns every
+// process's RunHosted error.
+func runHostedMem(place []int, procs int, fn func(Comm) error) []error {
+	links := NewMemLinks(procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = RunHosted(links[p], place, fn)
+			links[p].Close()
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// runners returns in-process and every hosted shape for n ranks.
+func runners(n int) []runner {
+	rs := []runner{inProcess}
+	for _, sh := range shapes {
+		if sh.n != n {
+			continue
+		}
+		for _, pl := range placements {
+			place := pl.place(n, sh.procs)
+			rs = append(rs, runner{fmt.Sprintf("hosted/M=%d/%s", sh.procs, pl.name), func(n int, fn func(Comm) error) error {
+				return errors.Join(runHostedMem(place, sh.procs, fn)...)
+			}})
+		}
+	}
+	return rs
+}
+
+// runOn runs fn with r and returns every rank's result and error; it
+// fails the test if the run does not end in time.
+func runOn[T any](t testing.TB, r runner, n int, fn func(Comm) (T, error)) ([]T, []error, error) {
+	t.Helper()
+	out, errs := make([]T, n), make([]error, n)
+	done := make(chan error, 1)
+	go func() {
+		done <- r.run(n, func(c Comm) error {
+			v, err := fn(c)
+			out[c.Rank()], errs[c.Rank()] = v, err
+			return err
+		})
+	}()
+	select {
+	case err := <-done:
+		return out, errs, err
+	case <-time.After(runTimeout):
+		t.Fatalf("%s: run of %d ranks did not end within %v", r.name, n, runTimeout)
+		return nil, nil, nil
+	}
+}
+
+// sig is an error as the tests compare it: its sentinel kinds and
+// message.
+func sig(err error) string {
+	if err == nil {
+		return ""
+	}
+	var kinds []string
+	for _, k := range []error{ErrAborted, ErrDeadlock, ErrMismatch, ErrPanic} {
+		if errors.Is(err, k) {
+			kinds = append(kinds, k.Error())
+		}
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\ngoroutine"); i >= 0 { // a panic's stack
+		msg = msg[:i]
+	}
+	if errors.Is(err, ErrAborted) {
+		// Whether a rank was already waiting when the failure came, or
+		// called after it, is a matter of timing: compare the cause.
+		if i := strings.Index(msg, " failed: "); i >= 0 {
+			msg = "aborted by" + msg[strings.LastIndex(msg[:i], ": ")+1:]
+		}
+	}
+	return "[" + strings.Join(kinds, ",") + "] " + msg
+}
+
+// same runs body with every runner for n ranks and requires the results
+// and errors of each to equal the in-process ones; it returns those.
+func same[T any](t *testing.T, n int, body func(Comm) (T, error)) ([]T, []string) {
+	t.Helper()
+	var want []T
+	var wantErrs []string
+	for i, r := range runners(n) {
+		out, errs, _ := runOn(t, r, n, body)
+		sigs := make([]string, n)
+		for k, e := range errs {
+			sigs[k] = sig(e)
+		}
+		if i == 0 {
+			want, wantErrs = out, sigs
+			continue
+		}
+		if diff := cmp.Diff(want, out); diff != "" {
+			t.Errorf("%s: results by rank (-in-process +hosted):\n%s", r.name, diff)
+		}
+		if diff := cmp.Diff(wantErrs, sigs); diff != "" {
+			t.Errorf("%s: errors by rank (-in-process +hosted):\n%s", r.name, diff)
+		}
+	}
+	return want, wantErrs
+}
+
+// transcript records results and errors of a sequence of calls.
+type transcript []string
+
+func (tr *transcript) add(what string, v any, err error) {
+	*tr = append(*tr, fmt.Sprintf("%s: %v", what, v))
+	if err != nil {
+		*tr = append(*tr, "error: "+sig(err))
+	}
+}
+
+// workload exercises every call: point-to-point in every direction and
+// with several tags, reductions whose results depend on the order of
+// combination and on ties, broadcasts, and new communicators.
+func workload(c Comm) (transcript, error) {
+	var tr transcript
+	me, n := c.Rank(), c.Size()
+	for d := range n {
+		for tag := range 2 {
+			for i := range 2 {
+				tr.add("send", d, c.Send(d, tag, fmt.Appendf(nil, "%d>%d#%d.%d", me, d, tag, i)))
+			}
+		}
+	}
+	for s := n - 1; s >= 0; s-- {
+		for tag := 1; tag >= 0; tag-- {
+			for range 2 {
+				m, err := c.Recv(s, tag)
+				tr.add("recv", string(m), err)
+			}
+		}
+	}
+	v := []TimeRank{{Time: float64(me % 2), Rank: me}, {Time: -float64(me), Rank: n - me}, {Time: math.Inf(1), Rank: me}}
+	for _, op := range []Op{MaxLoc, MinLoc} {
+		a, err := c.Allreduce(op, v)
+		tr.add("allreduce "+op.String(), a, err)
+		s, err := c.Scan(op, v)
+		tr.add("scan "+op.String(), s, err)
+	}
+	b, err := c.Bcast(n-1, fmt.Appendf(nil, "from %d", me))
+	tr.add("bcast", string(b), err)
+	var evens []int
+	for r := n - 1; r >= 0; r -= 2 {
+		evens = append(evens, r)
+	}
+	sub, err := c.Create(evens)
+	tr.add("create", sub != nil, err)
+	if sub != nil {
+		tr.add("sub", fmt.Sprint(sub.Name(), " ", sub.Rank(), "/", sub.Size()), nil)
+		x, err := sub.Allreduce(MaxLoc, []TimeRank{{Time: 1, Rank: sub.Rank()}})
+		tr.add("sub allreduce", x, err)
+		if err := sub.Send((sub.Rank()+1)%sub.Size(), 7, []byte{byte(me)}); err != nil {
+			return tr, err
+		}
+		m, err := sub.Recv((sub.Rank()+sub.Size()-1)%sub.Size(), 7)
+		tr.add("sub ring", m, err)
+		inner, err := sub.Create([]int{0})
+		tr.add("inner", inner != nil, err)
+		if inner != nil {
+			tr.add("inner name", inner.Name(), nil)
+		}
+	}
+	b, err = c.Bcast(0, nil)
+	tr.add("empty bcast", len(b), err)
+	return tr, nil
+}
+
+// TestWorkload checks results against values computed by hand for 4
+// ranks, and that every placement gives the same transcripts.
+func TestWorkload(t *testing.T) {
+	for _, n := range []int{4, 5, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			out, errs := same(t, n, workload)
+			for r, e := range errs {
+				if e != "" {
+					t.Errorf("rank %d: %s", r, e)
+				}
+			}
+			if n != 4 {
+				return
+			}
+			want := map[int][]string{
+				1: {"allreduce MaxLoc: [{1 1} {-0 4} {+Inf 0}]", "scan MinLoc: [{0 0} {-1 3} {+Inf 0}]",
+					"allreduce MinLoc: [{0 0} {-3 1} {+Inf 0}]", "bcast: from 3",
+					"sub: WORLD.5 1/2"}, // rank 1 is rank 1 of [3 1]
+				3: {"sub: WORLD.5 0/2", "inner name: WORLD.5.1"},
+			}
+			for r, lines := range want {
+				for _, line := range lines {
+					found := false
+					for _, l := range out[r] {
+						found = found || l == line
+					}
+					if !found {
+						t.Errorf("rank %d's transcript lacks %q:\n%s", r, line, strings.Join(out[r], "\n"))
+					}
+				}
+			}
+			if got := out[2][len(out[2])-1]; got != "empty bcast: 0" {
+				t.Errorf("rank 2's last line %q", got)
+			}
+		})
+	}
+}
+
+// TestScanPrefixes checks Scan's inclusive prefixes rank by rank.
+func TestScanPrefixes(t *testing.T) {
+	out, _ := same(t, 5, func(c Comm) ([]TimeRank, error) {
+		times := []float64{3, 1, 3, 7, 2}
+		return c.Scan(MaxLoc, []TimeRank{{Time: times[c.Rank()], Rank: c.Rank()}})
+	})
+	want := [][]TimeRank{{{3, 0}}, {{3, 0}}, {{3, 0}}, {{7, 3}}, {{7, 3}}}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestCallErrors: invalid arguments and mismatched collectives fail on
+// every member alike.
+func TestCallErrors(t *testing.T) {
+	cases := map[string]func(c Comm) (int, error){
+		"recv out of range": func(c Comm) (int, error) { _, err := c.Recv(c.Size(), 0); return 0, err },
+		"negative tag":      func(c Comm) (int, error) { return 0, c.Send(0, -1, nil) },
+		"bad root":          func(c Comm) (int, error) { _, err := c.Bcast(-1, nil); return 0, err },
+		"bad op":            func(c Comm) (int, error) { _, err := c.Allreduce(Op(9), nil); return 0, err },
+		"member twice": func(c Comm) (int, error) {
+			_, err := c.Create([]int{0, 0})
+			return 0, err
+		},
+		"mismatch": func(c Comm) (int, error) {
+			if c.Rank() == 2 {
+				_, err := c.Bcast(0, nil)
+				return 0, err
+			}
+			_, err := c.Allreduce(MaxLoc, []TimeRank{{}})
+			return 0, err
+		},
+		"length mismatch": func(c Comm) (int, error) {
+			_, err := c.Allreduce(MinLoc, make([]TimeRank, c.Rank()%2))
+			return 0, err
+		},
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			// A member may see the failed call's error or, having
+			// called later, the abort it caused: both name the call.
+			for _, r := range runners(4) {
+				_, errs, _ := runOn(t, r, 4, body)
+				for k, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), "hpc: ") {
+						t.Errorf("%s: rank %d: error %v", r.name, k, err)
+					}
+				}
+				if name == "mismatch" && sig(errs[0]) != "[hpc: collective mismatch] hpc: collective mismatch on comm WORLD (call 0): rank 0 called Allreduce(MaxLoc, TimeRanks[1]), rank 2 called Bcast(root=0)" {
+					t.Errorf("%s: mismatch error: %s", r.name, sig(errs[0]))
+				}
+			}
+		})
+	}
+}
+
+// TestDeadlocks: every way a run can get stuck ends in ErrDeadlock on
+// every blocked rank, with the same message wherever the ranks run.
+func TestDeadlocks(t *testing.T) {
+	cases := []struct {
+		name string
+		body func(c Comm) (int, error)
+		want []string // rank 0's message contains these
+	}{
+		{"recv from a finished rank", func(c Comm) (int, error) {
+			if c.Rank() == 0 {
+				_, err := c.Recv(c.Size()-1, 0)
+				return 0, err
+			}
+			return 0, nil
+		}, []string{"hpc: deadlock: rank 0 blocked in Recv(src=3, tag=0) on comm WORLD; rank 1 exited; rank 2 exited; rank 3 exited"}},
+		{"recv from self", func(c Comm) (int, error) {
+			_, err := c.Recv(c.Rank(), 0)
+			return 0, err
+		}, []string{"rank 0 blocked in Recv(src=0, tag=0)"}},
+		{"cycle", func(c Comm) (int, error) {
+			_, err := c.Recv((c.Rank()+1)%c.Size(), 0)
+			return 0, err
+		}, []string{"rank 0 blocked in Recv(src=1, tag=0) on comm WORLD; rank 1 blocked in Recv(src=2, tag=0) on comm WORLD"}},
+		{"tag mismatch", func(c Comm) (int, error) {
+			n := c.Size()
+			if err := c.Send((c.Rank()+1)%n, 1, []byte{1}); err != nil {
+				return 0, err
+			}
+			_, err := c.Recv((c.Rank()+n-1)%n, 2)
+			return 0, err
+		}, []string{"Recv(src=3, tag=2)"}},
+		{"collectives of different counts", func(c Comm) (int, error) {
+			calls := 2
+			if c.Rank() == c.Size()-1 {
+				calls = 3
+			}
+			for range calls {
+				if _, err := c.Allreduce(MaxLoc, nil); err != nil {
+					return 0, err
+				}
+			}
+			_, err := c.Recv(0, 0)
+			return 0, err
+		}, []string{"rank 0 blocked in Recv(src=0, tag=0) on comm WORLD; rank 1 blocked in Recv(src=0, tag=0) on comm WORLD; rank 2 blocked in Recv(src=0, tag=0) on comm WORLD; rank 3 blocked in Allreduce(MaxLoc, TimeRanks[0]) on comm WORLD (call 2) waiting for rank 0, 1, 2"}},
+		{"collective a rank left", func(c Comm) (int, error) {
+			if c.Rank() == 1 {
+				return 0, nil
+			}
+			_, err := c.Bcast(0, nil)
+			return 0, err
+		}, []string{"rank 0 blocked in Bcast(root=0) on comm WORLD (call 0) waiting for rank 1; rank 1 exited"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := same(t, 4, tc.body)
+			for r, e := range errs {
+				if e != "" && !strings.HasPrefix(e, "[hpc: deadlock]") {
+					t.Errorf("rank %d: %s, want a deadlock", r, e)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs[0], w) {
+					t.Errorf("rank 0's error %q lacks %q", errs[0], w)
+				}
+			}
+		})
+	}
+}
+
+// TestAbort: a rank that fails makes every other rank's pending call
+// fail with ErrAborted naming the cause, on every process.
+func TestAbort(t *testing.T) {
+	modes := []struct {
+		name string
+		fail func(c Comm) error
+		wait func(c Comm, failing int) error
+	}{
+		{"error, others in Recv", func(Comm) error { return errors.New("boom") },
+			func(c Comm, failing int) error { _, err := c.Recv(failing, 0); return err }},
+		{"panic, others in a collective", func(Comm) error { panic("boom") },
+			func(c Comm, _ int) error { _, err := c.Bcast(0, nil); return err }},
+		{"error after a collective", func(c Comm) error {
+			if _, err := c.Allreduce(MaxLoc, nil); err != nil {
+				return err
+			}
+			return errors.New("late boom")
+		}, func(c Comm, _ int) error {
+			if _, err := c.Allreduce(MaxLoc, nil); err != nil {
+				return err
+			}
+			_, err := c.Allreduce(MinLoc, nil)
+			return err
+		}},
+	}
+	for _, m := range modes {
+		for _, failing := range []int{0, 1, 3} {
+			t.Run(fmt.Sprintf("%s/rank %d", m.name, failing), func(t *testing.T) {
+				_, errs := same(t, 4, func(c Comm) (int, error) {
+					if c.Rank() == failing {
+						return 0, m.fail(c)
+					}
+					return 0, m.wait(c, failing)
+				})
+				for r, e := range errs {
+					if r != failing && !strings.HasPrefix(e, "[hpc: aborted") {
+						t.Errorf("rank %d: %s, want ErrAborted", r, e)
+					}
+					if (r != failing || !strings.HasPrefix(m.name, "panic")) && !strings.Contains(e, "boom") {
+						t.Errorf("rank %d: %s does not name the cause", r, e)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAbortReachesEveryProcess: a process whose ranks all succeeded
+// still reports another process's failure.
+func TestAbortReachesEveryProcess(t *testing.T) {
+	errs := runHostedMem([]int{0, 0, 1, 1, 2}, 3, func(c Comm) error {
+		if c.Rank() == 4 {
+			time.Sleep(20 * time.Millisecond)
+			panic("late failure")
+		}
+		return nil
+	})
+	for p, err := range errs {
+		if !errors.Is(err, ErrPanic) || !strings.Contains(err.Error(), "late failure") {
+			t.Errorf("process %d: error %v, want the remote panic", p, err)
+		}
+	}
+}
+
+// TestLinkFailure breaks the links while ranks wait and one still runs:
+// every rank and process fails, naming the link.
+func TestLinkFailure(t *testing.T) {
+	const n, procs = 5, 2
+	links := NewMemLinks(procs)
+	place := RoundRobinPlacement(n, procs)
+	var blocked sync.WaitGroup
+	blocked.Add(n)
+	release := make(chan struct{})
+	rankErrs := make([]error, n)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = RunHosted(links[p], place, func(c Comm) error {
+				blocked.Done()
+				if c.Rank() == 0 { // running: no deadlock yet
+					<-release
+				}
+				_, err := c.Recv((c.Rank()+1)%n, 0)
+				rankErrs[c.Rank()] = err
+				return err
+			})
+		}()
+	}
+	blocked.Wait()
+	time.Sleep(10 * time.Millisecond)
+	links[0].(*memLink).net.breakAll(errors.New("cable cut"))
+	close(release)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(runTimeout):
+		t.Fatal("hosted run did not end after the link failed")
+	}
+	for r, err := range rankErrs {
+		if !errors.Is(err, ErrAborted) || !errors.Is(err, ErrLinkFailed) || !strings.Contains(err.Error(), "cable cut") {
+			t.Errorf("rank %d: error %v, want ErrAborted naming the link failure", r, err)
+		}
+	}
+	for p, err := range errs {
+		if !errors.Is(err, ErrLinkFailed) {
+			t.Errorf("process %d: error %v, want the link failure", p, err)
+		}
+	}
+}
+
+// TestIdleProcess runs with a process that hosts no rank.
+func TestIdleProcess(t *testing.T) {
+	want, _, err := runOn(t, inProcess, 4, workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner{"idle", func(n int, fn func(Comm) error) error {
+		return errors.Join(runHostedMem([]int{0, 2, 0, 2}, 3, fn)...)
+	}}
+	got, _, err := runOn(t, r, 4, workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-in-process +hosted):\n%s", diff)
+	}
+}
+
+// TestArgs: runs of no ranks or bad placements are refused.
+func TestArgs(t *testing.T) {
+	fn := func(Comm) error { return nil }
+	if err := RunInProcess(0, fn); err == nil {
+		t.Error("RunInProcess(0): no error")
+	}
+	links := NewMemLinks(2)
+	if err := RunHosted(links[0], nil, fn); err == nil {
+		t.Error("RunHosted with no ranks: no error")
+	}
+	if err := RunHosted(links[0], []int{0, 2}, fn); err == nil {
+		t.Error("RunHosted with a rank on process 2 of 2: no error")
+	}
+}
+
+// TestPlacements checks the placement helpers.
+func TestPlacements(t *testing.T) {
+	if diff := cmp.Diff([]int{0, 0, 1, 1, 2}, BlockPlacement(5, 3)); diff != "" {
+		t.Errorf("BlockPlacement(5, 3): %s", diff)
+	}
+	if diff := cmp.Diff([]int{0, 1, 2, 0, 1}, RoundRobinPlacement(5, 3)); diff != "" {
+		t.Errorf("RoundRobinPlacement(5, 3): %s", diff)
+	}
+}
+
+// FuzzFrames feeds arbitrary frames to a process: a corrupt frame fails
+// the run with a clear error, never a panic.
+func FuzzFrames(f *testing.F) {
+	f.Add(encodeData(key{comm: 0, src: 1, tag: 3}, 0, []byte("x")))
+	f.Add(encodeExit(1, true, &failure{kind: ErrDeadlock, rank: -1, state: []string{"a", "b"}}))
+	f.Add(encodeAck(1, &ack{idle: true, alive: 1, state: []rankNote{{rank: 1, note: "n", coll: &collNote{members: []int{0, 1}}}}}))
+	f.Add(encodeStrings(frameDeadlock, []string{"a", "b"}))
+	f.Add(encodeContrib(&contrib{kind: kCreate, members: []int{1}}, ""))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		w := newWorld(NewMemLinks(2)[0], []int{0, 1})
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.handle(1, msg)
+		decodeContrib(msg)
+		for k := range kCreate + 1 {
+			decodeReply(k, 0, msg)
+		}
+	})
+}
