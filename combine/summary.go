@@ -108,9 +108,11 @@ func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, to
 	total, states := Summarize(cells, metrics, top)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", total, nloc)
-	if len(states) == 0 {
+	switch {
+	case top == 0: // only the total asked for
+	case len(states) == 0:
 		b.WriteString("No wait states found.\n")
-	} else {
+	default:
 		b.WriteString("Top wait states (share of total time):\n")
 	}
 	for _, s := range states {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // KindByName returns the phase kind with the given name (see Kind.String),
@@ -190,7 +191,7 @@ func ParseScenario(r io.Reader, name string) (Scenario, error) {
 		var err error
 		switch f[0] {
 		case "program":
-			s.Program = arg
+			s.Program, err = arg, CheckProgram(arg)
 		case "ranks", "locations":
 			s.Locations, err = strconv.Atoi(arg)
 		case "iterations":
@@ -272,6 +273,16 @@ func CountEvents(s Scenario) (uint64, error) {
 	return g.summary().TotalEvents(), nil
 }
 
+// CheckProgram checks a program name: the root region of every call
+// path and the base name of the program's path, so it must be a plain
+// name (no '/', no control characters).
+func CheckProgram(name string) error {
+	if name == "" || strings.ContainsAny(name, "/\x00") || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("program name %q: want a plain name without '/' or control characters", name)
+	}
+	return nil
+}
+
 // IterationsFor returns the number of iterations that makes s write at
 // least total event records (at least 1).
 func IterationsFor(s Scenario, total uint64) (int, error) {
@@ -292,7 +303,10 @@ func IterationsFor(s Scenario, total uint64) (int, error) {
 	if total <= base+per {
 		return 1, nil
 	}
-	it := (total - base + per - 1) / per
+	it := (total - base) / per // no overflow for any total
+	if (total-base)%per != 0 {
+		it++
+	}
 	if it > math.MaxInt32 {
 		return 0, fmt.Errorf("tracegen: %d events need %d iterations, too many", total, it)
 	}

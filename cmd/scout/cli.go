@@ -76,20 +76,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	help := fs.BoolP("help", "h", false, "show this help")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
+		printDefaults(fs, stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if *help {
-		fs.SetOutput(stdout)
 		fmt.Fprint(stdout, usageText)
-		fs.PrintDefaults()
+		printDefaults(fs, stdout)
 		return nil
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageError{fmt.Sprintf("expected one trace argument, got %d", fs.NArg())}
+	}
+	if o.jobs < 0 {
+		return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", o.jobs)}
 	}
 	o.trace = fs.Arg(0)
 	prog := newProgress(stderr, o.quiet)
@@ -151,6 +153,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	outputsDone()
 	return nil
+}
+
+// printDefaults prints the flags of fs to w as GNU tools list them: a
+// boolean flag as "-q, --quiet", not "--quiet[=true|false]" (pflag's
+// way of saying that it takes an optional value).
+func printDefaults(fs *pflag.FlagSet, w io.Writer) {
+	const opt = "[=true|false]"
+	fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), opt, strings.Repeat(" ", len(opt))))
 }
 
 // traceDir is the directory holding the trace's anchor file.

@@ -28,15 +28,14 @@ func runCombine(args []string, stdout, stderr io.Writer) error {
 	help := fs.BoolP("help", "h", false, "show this help")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, combineUsage)
-		fs.PrintDefaults()
+		printDefaults(fs, stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if *help {
 		fmt.Fprint(stdout, combineUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printDefaults(fs, stdout)
 		return nil
 	}
 	if *out == "" || fs.NArg() == 0 {

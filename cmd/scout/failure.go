@@ -106,7 +106,7 @@ func explainFailure(fs []rankFailure) error {
 	}
 	for i, f := range causes {
 		if i == maxCauses {
-			fmt.Fprintf(&b, "\n(and %d more ranks failed)", len(causes)-maxCauses)
+			fmt.Fprintf(&b, "\n(and %d more %s failed)", len(causes)-maxCauses, plural(len(causes)-maxCauses, "rank"))
 			break
 		}
 		if i > 0 {
@@ -119,11 +119,7 @@ func explainFailure(fs []rankFailure) error {
 		b.WriteString(msg)
 	}
 	if n := aborted + len(deadlocked); n > 0 {
-		s := "s"
-		if n == 1 {
-			s = ""
-		}
-		fmt.Fprintf(&b, "\n(%d other rank%s stopped because of this)", n, s)
+		fmt.Fprintf(&b, "\n(%d other %s stopped because of this)", n, plural(n, "rank"))
 	}
 	return &replayError{msg: b.String(), kind: hpc.ErrAborted}
 }
@@ -142,4 +138,12 @@ func deadlockLine(msg string) string {
 		state = state[:j]
 	}
 	return msg[:i] + state
+}
+
+// plural returns word for one, else its plural.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

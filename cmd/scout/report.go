@@ -26,24 +26,26 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("scout report", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	csvOut := fs.String("csv", "", "write every non-zero value as CSV to `FILE` (- for stdout)")
-	top := fs.IntP("top", "n", 5, "show the `N` largest wait states")
+	top := fs.IntP("top", "n", 5, "show the `N` largest wait states (0: only the total time)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, reportUsage)
-		fs.PrintDefaults()
+		printDefaults(fs, stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if *help {
 		fmt.Fprint(stdout, reportUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printDefaults(fs, stdout)
 		return nil
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageError{fmt.Sprintf("expected one report argument, got %d", fs.NArg())}
+	}
+	if *top < 0 {
+		return usageError{fmt.Sprintf("-n/--top %d: the number of wait states to show must be 0 or more", *top)}
 	}
 	rep, err := cube.ReadFile(fs.Arg(0))
 	if err != nil {

@@ -222,3 +222,61 @@ func BenchmarkAnalyzeGenerated(b *testing.B) {
 	b.ReportMetric(rate, "events/s")
 	b.ReportMetric(rate/4, "events/s/location")
 }
+
+// TestFlagValidation: every flag is checked when the command line is
+// read, with a clear message, before anything is read or written.
+func TestFlagValidation(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gen")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-j", "-2", "x"}, "-j/--jobs -2"},
+		{[]string{"report", "-n", "-1", "x.cubex"}, "-n/--top -1"},
+		{[]string{"tracegen", "-o", out, "-n", "0"}, "--ranks 0: must be at least 1"},
+		{[]string{"tracegen", "-o", out, "-i", "0"}, "--iterations 0: must be at least 1"},
+		{[]string{"tracegen", "-o", out, "--events", "0"}, "--events 0: must be at least 1"},
+		{[]string{"tracegen", "-o", out, "--program", "a/b"}, `program name "a/b"`},
+		{[]string{"tracegen", "-o", out, "--events", "18446744073709551615"}, "too many"},
+		{[]string{"tracegen", "-o", out, "-n", "4", "-i", "100000000000"}, "more than"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			err := run(tc.args, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
+				t.Errorf("error %v (exit %d), want a usage error containing %q", err, exitCode(err), tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a rejected command wrote %s", out)
+			}
+		})
+	}
+}
+
+// TestHelpFlags: help lists boolean flags as GNU tools do.
+func TestHelpFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"-h"}, {"report", "-h"}, {"tracegen", "-h"}, {"combine", "-h"}, {"unify", "-h"}} {
+		var out bytes.Buffer
+		if err := run(cmd, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+		if strings.Contains(out.String(), "[=true|false]") || !strings.Contains(out.String(), "--help") {
+			t.Errorf("%v:\n%s", cmd, out.String())
+		}
+	}
+}
+
+// TestReportTopZero: report -n 0 prints the total time only.
+func TestReportTopZero(t *testing.T) {
+	dir := t.TempDir()
+	if err := run([]string{"-q", "-o", dir, filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"report", "-n", "0", filepath.Join(dir, "scout.cubex")}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "Total time") || strings.Contains(s, "wait states") || strings.Contains(s, "Wait") {
+		t.Errorf("report -n 0:\n%s", s)
+	}
+}

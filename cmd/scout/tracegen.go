@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -49,8 +51,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	help := fs.BoolP("help", "h", false, "show this help")
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, tracegenUsage, tracegen.KindUsage())
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		printDefaults(fs, w)
 	}
 	fs.Usage = func() { usage(stderr) }
 	if err := fs.Parse(args); err != nil {
@@ -88,6 +89,22 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 			s.Phases = append(s.Phases, ph)
 		}
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ranks", *ranks}, {"iterations", *iters}} {
+		if fs.Changed(f.name) && f.v < 1 {
+			return usageError{fmt.Sprintf("--%s %d: must be at least 1", f.name, f.v)}
+		}
+	}
+	if fs.Changed("events") && *events == 0 {
+		return usageError{"--events 0: must be at least 1"}
+	}
+	if *program != "" {
+		if err := tracegen.CheckProgram(*program); err != nil {
+			return usageError{"--program: " + err.Error()}
+		}
+	}
 	if fs.Changed("ranks") || s.Locations == 0 {
 		s.Locations = *ranks
 		if s.Locations == 0 {
@@ -118,11 +135,14 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 		s.Iterations = it
 	}
 	prog := newProgress(stderr, *quiet)
-	if n, err := tracegen.CountEvents(s); err != nil {
+	n, err := tracegen.CountEvents(s)
+	if err != nil {
 		return usageError{err.Error()}
-	} else {
-		prog.printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
 	}
+	if err := checkSpace(*out, n); err != nil {
+		return err
+	}
+	prog.printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
 	start := time.Now()
 	sum, err := tracegen.Generate(*out, s)
 	if err != nil {
@@ -137,4 +157,32 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 		prog.printf("wrote closed-form results to %s", *expect)
 	}
 	return nil
+}
+
+// Bounds of a generated trace: events in all, and bytes per event on
+// disk, at least (the smallest records; most traces need more).
+const (
+	maxGenEvents  = 1 << 40
+	minEventBytes = 12
+)
+
+// checkSpace refuses a trace of n events that is absurdly large or
+// cannot fit into the free space of the file system of dir (or of its
+// nearest existing parent).
+func checkSpace(dir string, n uint64) error {
+	if n > maxGenEvents {
+		return usageError{fmt.Sprintf("tracegen: the scenario has %d events, more than the %d a trace may have", n, uint64(maxGenEvents))}
+	}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(d, &st); err == nil {
+			if free := st.Bavail * uint64(st.Bsize); n*minEventBytes > free {
+				return fmt.Errorf("tracegen: %d events need at least %.1f GB, but %s has %.1f GB free", n, float64(n*minEventBytes)/1e9, d, float64(free)/1e9)
+			}
+			return nil
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }

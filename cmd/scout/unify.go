@@ -30,15 +30,14 @@ func runUnify(args []string, stdout, stderr io.Writer) error {
 	help := fs.BoolP("help", "h", false, "show this help")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, unifyUsage)
-		fs.PrintDefaults()
+		printDefaults(fs, stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if *help {
 		fmt.Fprint(stdout, unifyUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printDefaults(fs, stdout)
 		return nil
 	}
 	if fs.NArg() != 1 {
