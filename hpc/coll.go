@@ -91,7 +91,19 @@ func (c *comm) validate(ct *contrib) error {
 	return nil
 }
 
-// collective runs one collective call and returns the caller's result.
+// Internal tags of collectives: contributions go up to rank 0, replies
+// down. User tags are non-negative, so internal messages never match a
+// user receive; and as messages between two ranks are received in the
+// order they were sent, and every member calls the collectives of a
+// communicator in the same order, the n-th message up from a member is
+// its n-th call.
+const (
+	tagUp   = -1
+	tagDown = -2
+)
+
+// collective runs one collective call; it returns the coordinator's
+// result and the caller's rank (see reply.member).
 func (c *comm) collective(ct *contrib) (*reply, error) {
 	w := c.w
 	if f := w.failure.Load(); f != nil {
@@ -103,31 +115,36 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	if err := c.validate(ct); err != nil {
 		callErr = fmt.Sprintf("hpc: rank %d called %v on comm %s (call %d): %v", c.me.id, ct, c.info.name, seq, err)
 	}
-	up, down := -1-2*seq, -2-2*seq
 	n := len(c.info.members)
 	if c.rank != 0 {
-		if err := c.postColl(0, up, &contribMsg{ct, callErr}, func() []byte { return encodeContrib(ct, callErr) }); err != nil {
+		if err := c.postColl(0, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
+			func() []byte { return encodeContrib(ct, callErr) }); err != nil {
 			return nil, err
 		}
-		m, err := c.awaitColl(0, down, ct, seq)
+		m, err := c.awaitColl(0, tagDown, ct, seq)
 		if err != nil {
 			return nil, err
 		}
-		if rm, ok := m.obj.(replyMsg); ok {
-			return rm.out.share(ct.kind, c.rank), rm.err
+		if m.kind == msgReply {
+			return m.out, m.err
 		}
 		return decodeReply(ct.kind, c.rank, m.data)
 	}
-	in := make([]*contrib, n)
-	errs := make([]string, n)
+	if len(c.in) != n {
+		c.in, c.errs = make([]*contrib, n), make([]string, n)
+	}
+	in, errs := c.in, c.errs
 	in[0], errs[0] = ct, callErr
 	for i := 1; i < n; i++ {
-		m, err := c.awaitColl(i, up, ct, seq)
+		m, err := c.awaitColl(i, tagUp, ct, seq)
 		if err != nil {
 			return nil, err
 		}
-		if cm, ok := m.obj.(*contribMsg); ok {
-			in[i], errs[i] = cm.ct, cm.callErr
+		if m.kind == msgContrib {
+			in[i], errs[i] = m.ct, ""
+			if m.err != nil {
+				errs[i] = m.err.Error()
+			}
 		} else if in[i], errs[i], err = decodeContrib(m.data); err != nil {
 			return nil, fmt.Errorf("hpc: rank %d: %v on comm %s (call %d): from rank %d: %w", c.me.id, ct, c.info.name, seq, c.info.members[i], err)
 		}
@@ -137,6 +154,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	if err == nil {
 		out = c.finish(in, seq)
 	}
+	clear(in) // the members' calls may be reused once they have the reply
 	for i := 1; i < n; i++ {
 		encode := func() []byte {
 			if err != nil {
@@ -144,55 +162,45 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 			}
 			return encodeReply(ct.kind, i, out)
 		}
-		if perr := c.postColl(i, down, replyMsg{out, err}, encode); perr != nil {
+		if perr := c.postColl(i, tagDown, message{kind: msgReply, out: out, err: err}, encode); perr != nil {
 			return nil, perr
 		}
 	}
-	if err != nil {
-		return nil, err
+	return out, err
+}
+
+// errString is s as an error, nil for "".
+func errString(s string) error {
+	if s == "" {
+		return nil
 	}
-	return out.share(ct.kind, 0), nil
+	return errors.New(s)
 }
 
-// contribMsg is a contribution to a collective between ranks of one
-// process; replyMsg is the coordinator's reply.
-type contribMsg struct {
-	ct      *contrib
-	callErr string
-}
-
-type replyMsg struct {
-	out *reply
-	err error
-}
-
-// postColl sends a collective's message to member i: obj itself if the
+// postColl sends a collective's message to member i: m itself if the
 // member is a rank of this process, else its encoding.
-func (c *comm) postColl(i, tag int, obj any, encode func() []byte) error {
+func (c *comm) postColl(i, tag int, m message, encode func() []byte) error {
 	dst := c.info.members[i]
 	if r := c.w.ranks[dst]; r != nil {
-		c.w.deliver(r, key{comm: c.info.id, src: c.me.id, tag: tag}, message{obj: obj})
+		c.w.deliver(r, key{comm: c.info.id, src: c.me.id, tag: tag}, m)
 		return nil
 	}
 	return c.post(dst, tag, encode())
 }
 
-// share returns member i's own copy of its share of a result.
-func (out *reply) share(kind collKind, i int) *reply {
-	if out == nil {
-		return nil
+// share returns member i's share of a result: its prefix of a Scan, its
+// communicator of a Create, the result of the others. A reply decoded
+// from the wire holds the member's share only (member).
+func (out *reply) share(kind collKind, i int) (vec []TimeRank, comm *commInfo, rank int) {
+	switch {
+	case out.member:
+		return out.vec, out.comm, out.rank
+	case kind == kScan:
+		return out.vecs[i], nil, 0
+	case kind == kCreate:
+		return nil, out.comms[i], out.newRank[i]
 	}
-	switch kind {
-	case kAllreduce:
-		return &reply{vec: slices.Clone(out.vec)}
-	case kScan:
-		return &reply{vec: slices.Clone(out.vecs[i])}
-	case kBcast:
-		return &reply{data: append([]byte{}, out.data...)}
-	case kCreate:
-		return &reply{comm: out.comms[i], rank: out.newRank[i]}
-	}
-	return nil
+	return out.vec, nil, 0
 }
 
 // awaitColl waits for the next message of collective call seq from
@@ -226,6 +234,9 @@ type reply struct {
 	newRank []int        // Create: by rank, the rank in the new communicator
 	comm    *commInfo    // Create: a member's new communicator, nil for none
 	rank    int          // Create: the member's rank in it
+	// member: the reply holds one member's share only (vec, comm,
+	// rank), as decoded from the wire.
+	member bool
 }
 
 // finish computes the result of an admitted collective.
@@ -246,7 +257,7 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 			combine(first.op, out.vecs[i], in[i].vec)
 		}
 	case kBcast:
-		out.data = in[first.root].data
+		out.data = append([]byte{}, in[first.root].data...) // the root may reuse its buffer
 	case kCreate:
 		nc := &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
 		c.me.named++
@@ -262,30 +273,37 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 }
 
 // Allreduce returns the element-wise combination of every member's v.
+// The result is shared by the members: read it, do not change it.
 func (c *comm) Allreduce(op Op, v []TimeRank) ([]TimeRank, error) {
-	res, err := c.collective(&contrib{kind: kAllreduce, root: -1, op: op, vec: v})
+	c.cur = contrib{kind: kAllreduce, root: -1, op: op, vec: v}
+	res, err := c.collective(&c.cur)
 	if err != nil {
 		return nil, err
 	}
-	return res.vec, nil
+	vec, _, _ := res.share(kAllreduce, c.rank)
+	return vec, nil
 }
 
-// Scan returns the inclusive prefix combination up to the caller.
+// Scan returns the inclusive prefix combination up to the caller. The
+// result is shared by the members: read it, do not change it.
 func (c *comm) Scan(op Op, v []TimeRank) ([]TimeRank, error) {
-	res, err := c.collective(&contrib{kind: kScan, root: -1, op: op, vec: v})
+	c.cur = contrib{kind: kScan, root: -1, op: op, vec: v}
+	res, err := c.collective(&c.cur)
 	if err != nil {
 		return nil, err
 	}
-	return res.vec, nil
+	vec, _, _ := res.share(kScan, c.rank)
+	return vec, nil
 }
 
-// Bcast returns a copy of root's data on every member.
+// Bcast returns root's data on every member, shared by the members:
+// read it, do not change it.
 func (c *comm) Bcast(root int, data []byte) ([]byte, error) {
-	ct := &contrib{kind: kBcast, root: root}
+	c.cur = contrib{kind: kBcast, root: root}
 	if root == c.rank {
-		ct.data = data
+		c.cur.data = data
 	}
-	res, err := c.collective(ct)
+	res, err := c.collective(&c.cur)
 	if err != nil {
 		return nil, err
 	}
@@ -295,9 +313,14 @@ func (c *comm) Bcast(root int, data []byte) ([]byte, error) {
 // Create makes a communicator of members (ranks here, in new rank order);
 // ranks not listed get nil.
 func (c *comm) Create(members []int) (Comm, error) {
-	res, err := c.collective(&contrib{kind: kCreate, root: -1, members: slices.Clone(members)})
-	if err != nil || res.comm == nil {
+	c.cur = contrib{kind: kCreate, root: -1, members: slices.Clone(members)}
+	res, err := c.collective(&c.cur)
+	if err != nil {
 		return nil, err
 	}
-	return &comm{w: c.w, me: c.me, info: res.comm, rank: res.rank}, nil
+	_, nc, rank := res.share(kCreate, c.rank)
+	if nc == nil {
+		return nil, nil
+	}
+	return &comm{w: c.w, me: c.me, info: nc, rank: rank}, nil
 }

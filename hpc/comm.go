@@ -28,7 +28,8 @@
 // A Comm belongs to one rank and must be used by one goroutine at a time,
 // like an MPI communicator without MPI_THREAD_MULTIPLE. The caller may
 // reuse every buffer it passes in as soon as a call returns, and every
-// buffer returned belongs to the caller alone.
+// buffer returned belongs to the caller alone, but for the results of
+// collectives, which are read-only.
 package hpc
 
 import "fmt"
@@ -52,13 +53,16 @@ type Comm interface {
 
 	// Allreduce combines the members' vectors element-wise with op
 	// (MaxLoc or MinLoc) and returns the result on every member. All
-	// vectors must have the same length.
+	// vectors must have the same length. The result may be shared with
+	// other members: read it, do not change it.
 	Allreduce(op Op, v []TimeRank) ([]TimeRank, error)
 	// Scan returns on rank i the combination of the vectors of ranks
-	// 0..i (inclusive prefix, MPI_Scan).
+	// 0..i (inclusive prefix, MPI_Scan), to be read only like
+	// Allreduce's.
 	Scan(op Op, v []TimeRank) ([]TimeRank, error)
-	// Bcast returns a copy of root's data on every member; the data
-	// passed by the other members is ignored.
+	// Bcast returns root's data on every member, to be read only like
+	// Allreduce's result; the data passed by the other members is
+	// ignored.
 	Bcast(root int, data []byte) ([]byte, error)
 	// Create makes a communicator of the given members (collectively,
 	// MPI_Comm_create): ranks in this communicator, listed in their new

@@ -29,6 +29,12 @@ type comm struct {
 	info *commInfo
 	rank int
 	seq  int // collectives called so far
+	// The rank's current collective call, and rank 0's buffers for the
+	// members' calls: reused, so that a collective allocates nothing
+	// but its result.
+	cur  contrib
+	in   []*contrib
+	errs []string
 }
 
 var _ Comm = (*comm)(nil)
@@ -121,16 +127,11 @@ func (w *world) deliver(r *rank, k key, payload message) {
 	r.mu.Unlock()
 }
 
-// take pops the next message of a non-empty queue. A queue of a
-// collective's internal tag is dropped when it empties (each call has
-// tags of its own); a user tag's queue stays for the next message. The
-// caller holds r.mu.
+// take pops the next message of a non-empty queue; the queue stays for
+// the next message of its key. The caller holds r.mu.
 func (r *rank) take(k key) message {
 	q := r.queues[k]
 	m := q.pop()
-	if q.len() == 0 && k.tag < 0 {
-		delete(r.queues, k)
-	}
 	return m
 }
 
@@ -240,12 +241,23 @@ func deadlockError(me, culprit int, verb, op string, state []string) error {
 }
 
 // message is a message in a mailbox: bytes, or, between ranks of one
-// process, the collective contribution or reply itself (obj), which
-// spares the wire encoding.
+// process, a collective contribution or reply itself, which spares the
+// wire encoding.
 type message struct {
-	data []byte
-	obj  any
+	kind msgKind
+	data []byte   // msgData
+	ct   *contrib // msgContrib
+	out  *reply   // msgReply
+	err  error    // msgContrib: the call's own error; msgReply: the collective's
 }
+
+type msgKind uint8
+
+const (
+	msgData msgKind = iota
+	msgContrib
+	msgReply
+)
 
 // msgQueue is a FIFO of messages.
 type msgQueue struct {

@@ -403,7 +403,7 @@ func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
 		}
 		return nil, err
 	}
-	res := &reply{}
+	res := &reply{member: true}
 	switch kind {
 	case kAllreduce, kScan:
 		res.vec = r.vec()

@@ -35,6 +35,7 @@ type lateSender struct {
 	// waitallLS marks multi-wait calls (by Enter index) that had a Late Sender.
 	waitallLS map[uint32]bool
 	bus       *replay.Bus
+	cur       LateSenderInfo // the instance being published (Ctx.Aux)
 }
 
 func registerLateSender(bus *replay.Bus) *lateSender {
@@ -79,7 +80,8 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 		p.waitallLS[c.Trace.EnterOf(i)] = true
 		if !p.haveMulti || idle > p.multi.Idle {
 			p.multi, p.haveMulti = info, true
-			c.Aux = &info
+			p.cur = info
+			c.Aux = &p.cur
 			return p.bus.Publish(replay.LateSenderCandidate, c)
 		}
 		return nil
@@ -91,7 +93,8 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 func (p *lateSender) found(bus *replay.Bus, c *replay.Ctx, info LateSenderInfo) error {
 	c.Add("mpi_latesender", c.Callpath(info.Recv), info.Idle)
 	c.Idle = info.Idle
-	c.Aux = &info
+	p.cur = info
+	c.Aux = &p.cur
 	return bus.Publish(replay.LateSender, c)
 }
 

@@ -85,10 +85,10 @@ func (r *Replayer) collective(i int) error {
 	sent, recvd := info.Sent > 0, info.Received > 0
 	switch class {
 	case CollBarrier:
-		if ci.Latest, err = maxLoc(comm, ci.My); err != nil {
+		if ci.Latest, err = r.maxLoc(comm, ci.My); err != nil {
 			return err
 		}
-		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
+		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = true
@@ -99,10 +99,10 @@ func (r *Replayer) collective(i int) error {
 		if !sent && !recvd {
 			return nil
 		}
-		if ci.Latest, err = maxLoc(comm, ci.My); err != nil {
+		if ci.Latest, err = r.maxLoc(comm, ci.My); err != nil {
 			return err
 		}
-		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
+		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
 			return err
 		}
 		r.checkColl(ci.Latest.Time)
@@ -114,7 +114,7 @@ func (r *Replayer) collective(i int) error {
 			if sent {
 				v = begin
 			}
-			if ci.Latest, err = maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
+			if ci.Latest, err = r.maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 				return err
 			}
 			ci.SyncPoint = (recvd && begin < ci.Latest.Time) || (sent && ci.Latest.Rank == me)
@@ -122,7 +122,7 @@ func (r *Replayer) collective(i int) error {
 			if ci.SyncPoint {
 				end = e.Time
 			}
-			if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
+			if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 				return err
 			}
 		}
@@ -132,11 +132,11 @@ func (r *Replayer) collective(i int) error {
 		return r.Bus.Publish(FwNxN, c)
 	case CollOneToN:
 		root := int(info.Root)
-		rootSent, err := bcastFloat(comm, root, float64(info.Sent))
+		rootSent, err := r.bcastFloat(comm, root, float64(info.Sent))
 		if err != nil || rootSent == 0 {
 			return err
 		}
-		rootBegin, err := bcastFloat(comm, root, begin)
+		rootBegin, err := r.bcastFloat(comm, root, begin)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func (r *Replayer) collective(i int) error {
 		if waits {
 			end = e.Time
 		}
-		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
+		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = waits || (me == root && !math.IsInf(ci.EarliestEnd.Time, 1))
@@ -158,11 +158,11 @@ func (r *Replayer) collective(i int) error {
 		return r.Bus.Publish(FwOneToN, c)
 	case CollNToOne:
 		root := int(info.Root)
-		rootRecvd, err := bcastFloat(comm, root, float64(info.Received))
+		rootRecvd, err := r.bcastFloat(comm, root, float64(info.Received))
 		if err != nil || rootRecvd == 0 {
 			return err
 		}
-		rootBegin, err := bcastFloat(comm, root, begin)
+		rootBegin, err := r.bcastFloat(comm, root, begin)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (r *Replayer) collective(i int) error {
 		if sent {
 			v = begin
 		}
-		if ci.Latest, err = maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
+		if ci.Latest, err = r.maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = rootBegin < ci.Latest.Time && (me == root || me == ci.Latest.Rank)
@@ -179,7 +179,7 @@ func (r *Replayer) collective(i int) error {
 		if ci.SyncPoint {
 			end = e.Time
 		}
-		if ci.EarliestEnd, err = minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
+		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
 			return err
 		}
 		if me == root {
@@ -195,7 +195,7 @@ func (r *Replayer) collective(i int) error {
 		if sent {
 			v = begin
 		}
-		if ci.Latest, err = scanMaxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
+		if ci.Latest, err = r.scanMaxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
 			return err
 		}
 		ci.SyncPoint = begin < ci.Latest.Time
@@ -223,10 +223,10 @@ func (r *Replayer) setupCollective(i int) error {
 	ci := &c.Coll
 	ci.My, ci.End = TimeRank{Time: c.EnterTime(i), Rank: me}, r.Loc.Trace.Events[i].Time
 	var err error
-	if ci.Latest, err = maxLoc(w, ci.My); err != nil {
+	if ci.Latest, err = r.maxLoc(w, ci.My); err != nil {
 		return err
 	}
-	if ci.EarliestEnd, err = minLoc(w, TimeRank{Time: ci.End, Rank: me}); err != nil {
+	if ci.EarliestEnd, err = r.minLoc(w, TimeRank{Time: ci.End, Rank: me}); err != nil {
 		return err
 	}
 	ci.SyncPoint = true

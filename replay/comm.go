@@ -18,21 +18,30 @@ type TimeRank = hpc.TimeRank
 // collectives it uses.
 
 // maxLoc is the all-reduce MAXLOC of v over c's members.
-func maxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MaxLoc, v, false) }
+func (r *Replayer) maxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) {
+	return r.reduce1(c, hpc.MaxLoc, v, false)
+}
 
 // minLoc is the all-reduce MINLOC of v over c's members.
-func minLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MinLoc, v, false) }
+func (r *Replayer) minLoc(c hpc.Comm, v TimeRank) (TimeRank, error) {
+	return r.reduce1(c, hpc.MinLoc, v, false)
+}
 
 // scanMaxLoc is the inclusive prefix MAXLOC over ranks 0..c.Rank().
-func scanMaxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) { return reduce1(c, hpc.MaxLoc, v, true) }
+func (r *Replayer) scanMaxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) {
+	return r.reduce1(c, hpc.MaxLoc, v, true)
+}
 
-func reduce1(c hpc.Comm, op hpc.Op, v TimeRank, scan bool) (TimeRank, error) {
+// reduce1 reduces one pair, through the replayer's scratch vector (no
+// allocation per collective).
+func (r *Replayer) reduce1(c hpc.Comm, op hpc.Op, v TimeRank, scan bool) (TimeRank, error) {
+	r.one[0] = v
 	var out []hpc.TimeRank
 	var err error
 	if scan {
-		out, err = c.Scan(op, []hpc.TimeRank{v})
+		out, err = c.Scan(op, r.one[:])
 	} else {
-		out, err = c.Allreduce(op, []hpc.TimeRank{v})
+		out, err = c.Allreduce(op, r.one[:])
 	}
 	if err != nil {
 		return TimeRank{}, err
@@ -44,10 +53,10 @@ func reduce1(c hpc.Comm, op hpc.Op, v TimeRank, scan bool) (TimeRank, error) {
 }
 
 // bcastFloat returns root's v on every member of c.
-func bcastFloat(c hpc.Comm, root int, v float64) (float64, error) {
+func (r *Replayer) bcastFloat(c hpc.Comm, root int, v float64) (float64, error) {
 	var b []byte
 	if c.Rank() == root {
-		b = binary.LittleEndian.AppendUint64(nil, math.Float64bits(v))
+		b = binary.LittleEndian.AppendUint64(r.eight[:0], math.Float64bits(v))
 	}
 	out, err := c.Bcast(root, b)
 	if err != nil {

@@ -17,6 +17,9 @@ type Replayer struct {
 	Loc *Location
 	ctx Ctx
 	buf []byte
+	// scratch of the collectives
+	one   [1]TimeRank
+	eight [8]byte
 	// first Init/Finalize Leave handled
 	initDone, finalizeDone bool
 }
