@@ -1,6 +1,10 @@
 package combine
 
-import "slices"
+import (
+	"slices"
+
+	"scout/patterns"
+)
 
 // Origin tells how the value of a metric of the derived tree is obtained.
 type Origin uint8
@@ -68,8 +72,15 @@ func metric(o Origin, unit, unique, display, parent, descr string) MetricDef {
 		Integer: unit != "sec", Origin: o}
 }
 
-func copied(unit, unique, display, parent, descr string) MetricDef {
-	return metric(Copied, unit, unique, display, parent, descr)
+// copied is a metric the analysis computes: its unit, display name and
+// description are the ones its patterns declare (patterns.Catalog), and
+// parent is its place in this tree.
+func copied(unique, parent string) MetricDef {
+	m, ok := patterns.Lookup(unique)
+	if !ok {
+		panic("combine: metric tree: " + unique + " is not in the patterns' catalog")
+	}
+	return metric(Copied, m.Unit, unique, m.Display, parent, m.Descr)
 }
 
 func timeMask(mask class, unique, display, parent, descr string) MetricDef {
@@ -109,7 +120,7 @@ func needing(f class, ms ...MetricDef) []MetricDef {
 // OpenMP/Pthread wait states, idle threads) and the sums made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
-		copied("sec", "time", "Time", "", "Total CPU allocation time (includes time allocated for idle threads)"),
+		copied("time", ""),
 		timeMask(cExecution, "execution", "Execution", "time", "Execution time (does not include time allocated for idle threads)"),
 		summed("sec", "comp", "Computation", "execution", "Time spent on computation",
 			"execution", "-mpi", "-omp_time", "-pthread_time", "-openacc_time", "-opencl_time", "-cuda_time"),
@@ -123,16 +134,16 @@ var metricTree = slices.Concat(
 		summed("sec", "mpi_management", "Management", "mpi", "Time spent in MPI management operations",
 			"mpi_init_exit", "mpi_mgmt_comm", "mpi_mgmt_file", "mpi_mgmt_win"),
 		timeMask(cMPIMgmtStartup, "mpi_init_exit", "Init/Finalize", "mpi_management", "Time spent in MPI initialization/finalization calls"),
-		copied("sec", "mpi_init_completion", "Initialization Completion", "mpi_init_exit", "Time needed to finish MPI initialization"),
-		copied("sec", "mpi_finalize_wait", "Wait at Finalize", "mpi_init_exit", "Waiting time in front of MPI_Finalize"),
+		copied("mpi_init_completion", "mpi_init_exit"),
+		copied("mpi_finalize_wait", "mpi_init_exit"),
 		timeMask(cMPIMgmtComm, "mpi_mgmt_comm", "Communicator", "mpi_management", "Time spent in MPI communicator management calls"),
 		timeMask(cMPIMgmtFile, "mpi_mgmt_file", "File", "mpi_management", "Time spent in MPI file management calls"),
 		timeMask(cMPIMgmtWin, "mpi_mgmt_win", "Window", "mpi_management", "Time spent in MPI window management calls"),
 		summed("sec", "mpi_synchronization", "Synchronization", "mpi", "Time spent in MPI synchronization calls",
 			"mpi_sync_collective", "mpi_rma_synchronization"),
 		timeMask(cMPISyncCollective, "mpi_sync_collective", "Collective", "mpi_synchronization", "Time spent in MPI barriers"),
-		copied("sec", "mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", "Waiting time in front of MPI barriers"),
-		copied("sec", "mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", "Time needed to finish MPI barriers"),
+		copied("mpi_barrier_wait", "mpi_sync_collective"),
+		copied("mpi_barrier_completion", "mpi_sync_collective"),
 		summed("sec", "mpi_rma_synchronization", "One-sided", "mpi_synchronization", "Time spent in MPI one-sided synchronization calls",
 			"mpi_rma_sync_active", "mpi_rma_sync_passive"),
 		timeMask(cMPISyncRMAActive, "mpi_rma_sync_active", "Active Target", "mpi_rma_synchronization", "Time spent in MPI one-sided active target synchronization calls"),
@@ -140,17 +151,17 @@ var metricTree = slices.Concat(
 		summed("sec", "mpi_communication", "Communication", "mpi", "Time spent in MPI communication calls",
 			"mpi_point2point", "mpi_collective", "mpi_rma_communication"),
 		timeMask(cMPICommP2P, "mpi_point2point", "Point-to-point", "mpi_communication", "Time spent in MPI point-to-point communication"),
-		copied("sec", "mpi_latesender", "Late Sender", "mpi_point2point", "Time in MPI point-to-point receive operation waiting for a message"),
-		copied("sec", "mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", "Late Sender situation due to MPI messages received in the wrong order"),
-		copied("sec", "mpi_lswo_different", "From different sources", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from different sources"),
-		copied("sec", "mpi_lswo_same", "From same source", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from the same source"),
-		copied("sec", "mpi_latereceiver", "Late Receiver", "mpi_point2point", "Time in MPI point-to-point send operation waiting for the receiver to become ready"),
+		copied("mpi_latesender", "mpi_point2point"),
+		copied("mpi_latesender_wo", "mpi_latesender"),
+		copied("mpi_lswo_different", "mpi_latesender_wo"),
+		copied("mpi_lswo_same", "mpi_latesender_wo"),
+		copied("mpi_latereceiver", "mpi_point2point"),
 		timeMask(cMPICommCollective, "mpi_collective", "Collective", "mpi_communication", "Time spent in MPI collective communication"),
-		copied("sec", "mpi_earlyreduce", "Early Reduce", "mpi_collective", "Waiting time due to an early receiver in MPI n-to-1 operations"),
-		copied("sec", "mpi_earlyscan", "Early Scan", "mpi_collective", "Waiting time due to an early receiver in an MPI scan operation"),
-		copied("sec", "mpi_latebroadcast", "Late Broadcast", "mpi_collective", "Waiting time due to a late sender in MPI 1-to-n operations"),
-		copied("sec", "mpi_wait_nxn", "Wait at N x N", "mpi_collective", "Waiting time due to inherent synchronization in MPI n-to-n operations"),
-		copied("sec", "mpi_nxn_completion", "N x N Completion", "mpi_collective", "Time needed to finish an MPI n-to-n collective operation"),
+		copied("mpi_earlyreduce", "mpi_collective"),
+		copied("mpi_earlyscan", "mpi_collective"),
+		copied("mpi_latebroadcast", "mpi_collective"),
+		copied("mpi_wait_nxn", "mpi_collective"),
+		copied("mpi_nxn_completion", "mpi_collective"),
 		timeMask(cMPICommRMA, "mpi_rma_communication", "One-sided", "mpi_communication", "Time spent in MPI one-sided communication"),
 		summed("sec", "mpi_io", "File I/O", "mpi", "Time spent in MPI file I/O calls",
 			"mpi_io_individual", "mpi_io_collective"),
@@ -208,19 +219,19 @@ var metricTree = slices.Concat(
 	),
 	[]MetricDef{
 		timeMask(cOverhead, "overhead", "Overhead", "time", "Time spent performing tasks related to trace generation"),
-		copied("occ", "visits", "Visits", "", "Number of visits"),
+		copied("visits", ""),
 	},
 	needing(hasMPI,
 		summed("occ", "syncs", "MPI synchronizations", "", "Number of MPI synchronization operations",
 			"syncs_p2p", "syncs_coll", "syncs_rma"),
 		summed("occ", "syncs_p2p", "Point-to-point", "syncs", "Number of MPI point-to-point synchronization operations",
 			"syncs_send", "syncs_recv"),
-		copied("occ", "syncs_send", "Sends", "syncs_p2p", "Number of MPI point-to-point send synchronization operations"),
-		copied("occ", "mpi_slr_count", "Late Receivers", "syncs_send", "Number of Late Receiver instances in MPI synchronizations"),
-		copied("occ", "syncs_recv", "Receives", "syncs_p2p", "Number of MPI point-to-point receive synchronization operations"),
-		copied("occ", "mpi_sls_count", "Late Senders", "syncs_recv", "Number of Late Sender instances in MPI synchronizations"),
-		copied("occ", "mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "Number of Late Sender instances in MPI synchronizations where messages are received in wrong order"),
-		copied("occ", "syncs_coll", "Collective", "syncs", "Number of MPI collective synchronization operations"),
+		copied("syncs_send", "syncs_p2p"),
+		copied("mpi_slr_count", "syncs_send"),
+		copied("syncs_recv", "syncs_p2p"),
+		copied("mpi_sls_count", "syncs_recv"),
+		copied("mpi_slswo_count", "mpi_sls_count"),
+		copied("syncs_coll", "syncs"),
 		summed("occ", "syncs_rma", "One-sided", "syncs", "Number of MPI one-sided synchronization operations",
 			"syncs_rma_active", "syncs_rma_passive"),
 		visitMask(cMPISyncRMAActive, "syncs_rma_active", "Active target", "syncs_rma", "Number of MPI one-sided active target synchronization operations"),
@@ -229,16 +240,16 @@ var metricTree = slices.Concat(
 			"comms_p2p", "comms_coll", "comms_rma"),
 		summed("occ", "comms_p2p", "Point-to-point", "comms", "Number of MPI point-to-point communication operations",
 			"comms_send", "comms_recv"),
-		copied("occ", "comms_send", "Sends", "comms_p2p", "Number of MPI point-to-point send communication operations"),
-		copied("occ", "mpi_clr_count", "Late Receivers", "comms_send", "Number of Late Receiver instances in MPI communications"),
-		copied("occ", "comms_recv", "Receives", "comms_p2p", "Number of MPI point-to-point receive communication operations"),
-		copied("occ", "mpi_cls_count", "Late Senders", "comms_recv", "Number of Late Sender instances MPI in communications"),
-		copied("occ", "mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "Number of Late Sender instances in MPI communications where messages are received in wrong order"),
+		copied("comms_send", "comms_p2p"),
+		copied("mpi_clr_count", "comms_send"),
+		copied("comms_recv", "comms_p2p"),
+		copied("mpi_cls_count", "comms_recv"),
+		copied("mpi_clswo_count", "mpi_cls_count"),
 		summed("occ", "comms_coll", "Collective", "comms", "Number of MPI collective communication operations",
 			"comms_cxch", "comms_csrc", "comms_cdst"),
-		copied("occ", "comms_cxch", "Exchange", "comms_coll", "Number of MPI collective communications as source and destination"),
-		copied("occ", "comms_csrc", "As source", "comms_coll", "Number of MPI collective communications as source"),
-		copied("occ", "comms_cdst", "As destination", "comms_coll", "Number of MPI collective communications as destination"),
+		copied("comms_cxch", "comms_coll"),
+		copied("comms_csrc", "comms_coll"),
+		copied("comms_cdst", "comms_coll"),
 		summed("occ", "comms_rma", "One-sided", "comms", "Number of MPI one-sided communication operations",
 			"comms_rma_puts", "comms_rma_gets", "comms_rma_atomics"),
 		visitMask(cMPICommRMAPuts, "comms_rma_puts", "Puts", "comms_rma", "Number of MPI one-sided put communication operations"),
@@ -258,12 +269,12 @@ var metricTree = slices.Concat(
 			"bytes_p2p", "bytes_coll", "bytes_rma"),
 		summed("bytes", "bytes_p2p", "Point-to-point", "bytes", "Number of bytes transferred in MPI point-to-point communication operations",
 			"bytes_sent", "bytes_rcvd"),
-		copied("bytes", "bytes_sent", "Sent", "bytes_p2p", "Number of bytes sent in MPI point-to-point communication operations"),
-		copied("bytes", "bytes_rcvd", "Received", "bytes_p2p", "Number of bytes received in MPI point-to-point communication operations"),
+		copied("bytes_sent", "bytes_p2p"),
+		copied("bytes_rcvd", "bytes_p2p"),
 		summed("bytes", "bytes_coll", "Collective", "bytes", "Number of bytes transferred in MPI collective communication operations",
 			"bytes_cout", "bytes_cin"),
-		copied("bytes", "bytes_cout", "Outgoing", "bytes_coll", "Number of bytes outgoing in MPI collective communication operations"),
-		copied("bytes", "bytes_cin", "Incoming", "bytes_coll", "Number of bytes incoming in MPI collective communication operations"),
+		copied("bytes_cout", "bytes_coll"),
+		copied("bytes_cin", "bytes_coll"),
 	),
 	[]MetricDef{
 		remapped("imbalance", "Computational imbalance", "", "Computational load imbalance heuristic (see Online Description for details)"),

@@ -7,7 +7,7 @@ import "scout/replay"
 // participants and computed this location's Idle and Completion times;
 // the pattern attributes one of them to the collective's call path.
 type collectivePattern struct {
-	metric     string
+	metric     replay.Metric
 	topic      replay.Topic
 	completion bool // use Completion instead of Idle
 	syncOnly   bool // only at synchronisation points
@@ -25,15 +25,15 @@ type collectivePattern struct {
 //	mpi_init_completion:    time in MPI_Init after the first process left it
 //	mpi_finalize_wait:      waiting in MPI_Finalize for the last process to enter
 var collectivePatterns = []collectivePattern{
-	{"mpi_barrier_wait", replay.FwBarrier, false, false},
-	{"mpi_barrier_completion", replay.FwBarrier, true, false},
-	{"mpi_wait_nxn", replay.FwNxN, false, true},
-	{"mpi_nxn_completion", replay.FwNxN, true, true},
-	{"mpi_latebroadcast", replay.FwOneToN, false, false},
-	{"mpi_earlyreduce", replay.FwNToOne, false, false},
-	{"mpi_earlyscan", replay.FwScan, false, false},
-	{"mpi_init_completion", replay.FwInit, true, false},
-	{"mpi_finalize_wait", replay.FwFinalize, false, false},
+	{BarrierWait, replay.FwBarrier, false, false},
+	{BarrierCompletion, replay.FwBarrier, true, false},
+	{WaitNxN, replay.FwNxN, false, true},
+	{NxNCompletion, replay.FwNxN, true, true},
+	{LateBroadcast, replay.FwOneToN, false, false},
+	{EarlyReduce, replay.FwNToOne, false, false},
+	{EarlyScan, replay.FwScan, false, false},
+	{InitCompletion, replay.FwInit, true, false},
+	{FinalizeWait, replay.FwFinalize, false, false},
 }
 
 func registerCollectives(bus *replay.Bus) {

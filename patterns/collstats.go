@@ -17,19 +17,19 @@ func registerCollectiveStats(bus *replay.Bus) {
 		cp := c.Callpath(c.Index)
 		switch s, r := info.Sent > 0, info.Received > 0; {
 		case s && r:
-			c.Add("comms_cxch", cp, 1)
+			c.Add(CommsCxch, cp, 1)
 		case s:
-			c.Add("comms_csrc", cp, 1)
+			c.Add(CommsCsrc, cp, 1)
 		case r:
-			c.Add("comms_cdst", cp, 1)
+			c.Add(CommsCdst, cp, 1)
 		default:
-			c.Add("syncs_coll", cp, 1)
+			c.Add(SyncsColl, cp, 1)
 		}
 		if info.Sent > 0 {
-			c.Add("bytes_cout", cp, float64(info.Sent))
+			c.Add(BytesCout, cp, float64(info.Sent))
 		}
 		if info.Received > 0 {
-			c.Add("bytes_cin", cp, float64(info.Received))
+			c.Add(BytesCin, cp, float64(info.Received))
 		}
 		return nil
 	})

@@ -24,10 +24,22 @@ import (
 // waits count (not Bsend, Rsend, Sendrecv or Test*). mpi_slr_count /
 // mpi_clr_count count the instances by message size.
 type lateReceiver struct {
-	ls *lateSender
+	// multi-wait calls (by Enter index) that had a Late Sender
+	hadLS map[uint32]bool
 	// per multi-wait call (Enter index): sends still to be seen, largest idle
 	pending map[uint32]*multiLR
+	cur     LateReceiverInfo // the instance being published
 }
+
+// LateReceiverInfo describes a Late Receiver instance.
+type LateReceiverInfo struct {
+	Completion int // the send completion event (local index)
+	Idle       float64
+	Bytes      uint64
+}
+
+// LateReceiverFound is a Late Receiver instance.
+var LateReceiverFound = replay.NewEvent[LateReceiverInfo]("LateReceiver")
 
 type multiLR struct {
 	left  int
@@ -35,8 +47,12 @@ type multiLR struct {
 	bytes uint64
 }
 
-func registerLateReceiver(bus *replay.Bus, ls *lateSender) {
-	p := &lateReceiver{ls: ls, pending: map[uint32]*multiLR{}}
+func registerLateReceiver(bus *replay.Bus) {
+	p := &lateReceiver{hadLS: map[uint32]bool{}, pending: map[uint32]*multiLR{}}
+	replay.Subscribe(bus, MultiWaitLateSender, func(_ *replay.Ctx, enter *uint32) error {
+		p.hadLS[*enter] = true
+		return nil
+	})
 	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
 		i := c.Index
 		req := i
@@ -50,7 +66,7 @@ func registerLateReceiver(bus *replay.Bus, ls *lateSender) {
 	})
 	bus.On(replay.BwSendComplete, func(c *replay.Ctx) error {
 		en := c.Trace.EnterOf(c.Index)
-		if en == localtrace.None || c.RegionClass(c.Index)&replay.ClassWaitMulti == 0 || ls.waitallLS[en] {
+		if en == localtrace.None || c.RegionClass(c.Index)&replay.ClassWaitMulti == 0 || p.hadLS[en] {
 			return nil
 		}
 		m := p.pending[en]
@@ -105,12 +121,13 @@ func registerLateReceiver(bus *replay.Bus, ls *lateSender) {
 
 func (p *lateReceiver) found(bus *replay.Bus, c *replay.Ctx, cmp int, idle float64, bytes uint64) error {
 	cp := c.Callpath(cmp)
-	c.Add("mpi_latereceiver", cp, idle)
-	count := "mpi_clr_count"
+	c.Add(LateReceiver, cp, idle)
+	count := CLRCount
 	if bytes == 0 {
-		count = "mpi_slr_count"
+		count = SLRCount
 	}
 	c.Add(count, cp, 1)
 	c.Idle = idle
-	return bus.Publish(replay.LateReceiver, c)
+	p.cur = LateReceiverInfo{Completion: cmp, Idle: idle, Bytes: bytes}
+	return replay.Emit(bus, LateReceiverFound, c, &p.cur)
 }

@@ -27,19 +27,29 @@ type LateSenderInfo struct {
 //	             the call counts; receives completed in MPI_Test* never
 //	attribution: call path of the receive event
 //
-// Each instance is published as replay.LateSender with a LateSenderInfo
-// in Ctx.Aux; mpi_sls_count / mpi_cls_count count them.
+// Each instance is published as LateSenderFound; mpi_sls_count /
+// mpi_cls_count count them. A multi-wait call with a Late Sender is
+// published as MultiWaitLateSender (Late Receiver leaves those alone).
 type lateSender struct {
 	multi     LateSenderInfo // largest wait in the current multi-wait call
 	haveMulti bool
-	// waitallLS marks multi-wait calls (by Enter index) that had a Late Sender.
-	waitallLS map[uint32]bool
 	bus       *replay.Bus
-	cur       LateSenderInfo // the instance being published (Ctx.Aux)
+	// the payloads being published (fields: no allocation per event)
+	cur   LateSenderInfo
+	enter uint32
 }
 
-func registerLateSender(bus *replay.Bus) *lateSender {
-	p := &lateSender{waitallLS: map[uint32]bool{}}
+// Events of Late Sender.
+var (
+	// LateSenderFound is a Late Sender instance.
+	LateSenderFound = replay.NewEvent[LateSenderInfo]("LateSender")
+	// MultiWaitLateSender is a multi-wait call (the index of its Enter
+	// event) in which a receive had a Late Sender.
+	MultiWaitLateSender = replay.NewEvent[uint32]("MultiWaitLateSender")
+)
+
+func registerLateSender(bus *replay.Bus) {
+	p := &lateSender{}
 	bus.On(replay.FwPostRecv, p.postRecv)
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
 		if !p.haveMulti || c.Env.Class(c.Event().A)&replay.ClassWaitMulti == 0 {
@@ -49,17 +59,15 @@ func registerLateSender(bus *replay.Bus) *lateSender {
 		info := p.multi
 		return p.found(bus, c, info)
 	})
-	bus.On(replay.LateSender, func(c *replay.Ctx) error {
-		info := c.Aux.(*LateSenderInfo)
-		metric := "mpi_cls_count"
+	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
+		metric := CLSCount
 		if info.SendBytes == 0 {
-			metric = "mpi_sls_count"
+			metric = SLSCount
 		}
 		c.Add(metric, c.Callpath(info.Recv), 1)
 		return nil
 	})
 	p.bus = bus
-	return p
 }
 
 func (p *lateSender) postRecv(c *replay.Ctx) error {
@@ -77,12 +85,12 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 	info := LateSenderInfo{Recv: i, SendTime: c.Remote[replay.RoleSend].Time,
 		SendBytes: c.Remote[replay.RoleSend].Bytes, Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle}
 	if c.RegionClass(i)&replay.ClassWaitMulti != 0 {
-		p.waitallLS[c.Trace.EnterOf(i)] = true
+		p.enter = c.Trace.EnterOf(i)
+		if err := replay.Emit(p.bus, MultiWaitLateSender, c, &p.enter); err != nil {
+			return err
+		}
 		if !p.haveMulti || idle > p.multi.Idle {
 			p.multi, p.haveMulti = info, true
-			p.cur = info
-			c.Aux = &p.cur
-			return p.bus.Publish(replay.LateSenderCandidate, c)
 		}
 		return nil
 	}
@@ -91,11 +99,10 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 
 // found records a Late Sender instance and publishes it.
 func (p *lateSender) found(bus *replay.Bus, c *replay.Ctx, info LateSenderInfo) error {
-	c.Add("mpi_latesender", c.Callpath(info.Recv), info.Idle)
+	c.Add(LateSender, c.Callpath(info.Recv), info.Idle)
 	c.Idle = info.Idle
 	p.cur = info
-	c.Aux = &p.cur
-	return bus.Publish(replay.LateSender, c)
+	return replay.Emit(bus, LateSenderFound, c, &p.cur)
 }
 
 // worldRank maps a communicator rank to a world rank.

@@ -1,5 +1,7 @@
 package patterns
 
+import "scout/replay"
+
 // Metric describes one metric of the analysis report.
 type Metric struct {
 	Name    string // unique name, e.g. "mpi_latesender"
@@ -22,44 +24,99 @@ func bytesM(name, display, parent, descr string) Metric {
 	return Metric{Name: name, Display: display, Unit: "bytes", Integer: true, Parent: parent, Descr: descr}
 }
 
-// Catalog lists the metrics this analysis computes, parents before
-// children. Values are metric inclusive: a metric's value includes its
-// children's (Late Sender includes Late Sender, wrong order).
-var Catalog = []Metric{
-	sec("time", "Time", "", "Total time spent in the call path"),
-	occ("visits", "Visits", "", "Number of times the call path was entered"),
-	sec("mpi_init_completion", "Initialization Completion", "", "Time in MPI_Init after the first process left it"),
-	sec("mpi_finalize_wait", "Wait at Finalize", "", "Waiting in MPI_Finalize for the last process to enter"),
-	sec("mpi_barrier_wait", "Wait at Barrier", "", "Waiting in a barrier for the last process to enter"),
-	sec("mpi_barrier_completion", "Barrier Completion", "", "Time in a barrier after the first process left"),
-	sec("mpi_latesender", "Late Sender", "", "A receive blocked waiting for a message not yet sent"),
-	sec("mpi_latesender_wo", "Late Sender, wrong order", "mpi_latesender", "Late Sender caused by receiving messages in a different order than they were sent"),
-	sec("mpi_lswo_different", "From different sources", "mpi_latesender_wo", "Wrong order among messages from different senders"),
-	sec("mpi_lswo_same", "From same source", "mpi_latesender_wo", "Wrong order among messages from the same sender"),
-	sec("mpi_latereceiver", "Late Receiver", "", "A send blocked until the receiver was ready"),
-	sec("mpi_earlyreduce", "Early Reduce", "", "The root of an N-to-1 operation waiting for the last sender"),
-	sec("mpi_earlyscan", "Early Scan", "", "A scan participant waiting for a lower rank"),
-	sec("mpi_latebroadcast", "Late Broadcast", "", "Non-roots of a 1-to-N operation waiting for the root"),
-	sec("mpi_wait_nxn", "Wait at N x N", "", "Waiting in an N-to-N operation for the last process to enter"),
-	sec("mpi_nxn_completion", "N x N Completion", "", "Time in an N-to-N operation after the first process left"),
-	occ("syncs_send", "Sends", "", "Point-to-point sends of zero bytes"),
-	occ("mpi_slr_count", "Late Receivers", "syncs_send", "Late Receiver instances of zero-byte sends"),
-	occ("syncs_recv", "Receives", "", "Point-to-point receives of zero bytes"),
-	occ("mpi_sls_count", "Late Senders", "syncs_recv", "Late Sender instances of zero-byte receives"),
-	occ("mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "Wrong-order Late Sender instances of zero-byte receives"),
-	occ("syncs_coll", "Collective", "", "Collective operations that moved no data"),
-	occ("comms_send", "Sends", "", "Point-to-point sends of data"),
-	occ("mpi_clr_count", "Late Receivers", "comms_send", "Late Receiver instances of sends of data"),
-	occ("comms_recv", "Receives", "", "Point-to-point receives of data"),
-	occ("mpi_cls_count", "Late Senders", "comms_recv", "Late Sender instances of receives of data"),
-	occ("mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "Wrong-order Late Sender instances of receives of data"),
-	occ("comms_cxch", "Exchange", "", "Collective operations that sent and received data"),
-	occ("comms_csrc", "As source", "", "Collective operations that only sent data"),
-	occ("comms_cdst", "As destination", "", "Collective operations that only received data"),
-	bytesM("bytes_sent", "Sent", "", "Bytes sent in point-to-point messages"),
-	bytesM("bytes_rcvd", "Received", "", "Bytes received in point-to-point messages"),
-	bytesM("bytes_cout", "Outgoing", "", "Bytes sent in collective operations"),
-	bytesM("bytes_cin", "Incoming", "", "Bytes received in collective operations"),
+// The metrics of the catalog, by id: a pattern adds to a metric by its
+// id (Ctx.Add), so that a misspelt metric is a compile error; names
+// appear only in the output.
+const (
+	Time                replay.Metric = iota // time
+	Visits                                   // visits
+	InitCompletion                           // mpi_init_completion
+	FinalizeWait                             // mpi_finalize_wait
+	BarrierWait                              // mpi_barrier_wait
+	BarrierCompletion                        // mpi_barrier_completion
+	LateSender                               // mpi_latesender
+	LateSenderWO                             // mpi_latesender_wo
+	WrongOrderDifferent                      // mpi_lswo_different
+	WrongOrderSame                           // mpi_lswo_same
+	LateReceiver                             // mpi_latereceiver
+	EarlyReduce                              // mpi_earlyreduce
+	EarlyScan                                // mpi_earlyscan
+	LateBroadcast                            // mpi_latebroadcast
+	WaitNxN                                  // mpi_wait_nxn
+	NxNCompletion                            // mpi_nxn_completion
+	SyncsSend                                // syncs_send
+	SLRCount                                 // mpi_slr_count
+	SyncsRecv                                // syncs_recv
+	SLSCount                                 // mpi_sls_count
+	SLSWOCount                               // mpi_slswo_count
+	SyncsColl                                // syncs_coll
+	CommsSend                                // comms_send
+	CLRCount                                 // mpi_clr_count
+	CommsRecv                                // comms_recv
+	CLSCount                                 // mpi_cls_count
+	CLSWOCount                               // mpi_clswo_count
+	CommsCxch                                // comms_cxch
+	CommsCsrc                                // comms_csrc
+	CommsCdst                                // comms_cdst
+	BytesSent                                // bytes_sent
+	BytesRcvd                                // bytes_rcvd
+	BytesCout                                // bytes_cout
+	BytesCin                                 // bytes_cin
+	numMetrics
+)
+
+// Catalog lists the metrics this analysis computes, by id (parents
+// before children). Values are metric inclusive: a metric's value
+// includes its children's (Late Sender includes Late Sender, wrong
+// order).
+var Catalog = catalog[:]
+
+var catalog = [numMetrics]Metric{
+	Time:                sec("time", "Time", "", "Total CPU allocation time (includes time allocated for idle threads)"),
+	Visits:              occ("visits", "Visits", "", "Number of visits"),
+	InitCompletion:      sec("mpi_init_completion", "Initialization Completion", "", "Time needed to finish MPI initialization"),
+	FinalizeWait:        sec("mpi_finalize_wait", "Wait at Finalize", "", "Waiting time in front of MPI_Finalize"),
+	BarrierWait:         sec("mpi_barrier_wait", "Wait at Barrier", "", "Waiting time in front of MPI barriers"),
+	BarrierCompletion:   sec("mpi_barrier_completion", "Barrier Completion", "", "Time needed to finish MPI barriers"),
+	LateSender:          sec("mpi_latesender", "Late Sender", "", "Time in MPI point-to-point receive operation waiting for a message"),
+	LateSenderWO:        sec("mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", "Late Sender situation due to MPI messages received in the wrong order"),
+	WrongOrderDifferent: sec("mpi_lswo_different", "From different sources", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from different sources"),
+	WrongOrderSame:      sec("mpi_lswo_same", "From same source", "mpi_latesender_wo", "Late Sender, Wrong Order situation due to MPI messages received from the same source"),
+	LateReceiver:        sec("mpi_latereceiver", "Late Receiver", "", "Time in MPI point-to-point send operation waiting for the receiver to become ready"),
+	EarlyReduce:         sec("mpi_earlyreduce", "Early Reduce", "", "Waiting time due to an early receiver in MPI n-to-1 operations"),
+	EarlyScan:           sec("mpi_earlyscan", "Early Scan", "", "Waiting time due to an early receiver in an MPI scan operation"),
+	LateBroadcast:       sec("mpi_latebroadcast", "Late Broadcast", "", "Waiting time due to a late sender in MPI 1-to-n operations"),
+	WaitNxN:             sec("mpi_wait_nxn", "Wait at N x N", "", "Waiting time due to inherent synchronization in MPI n-to-n operations"),
+	NxNCompletion:       sec("mpi_nxn_completion", "N x N Completion", "", "Time needed to finish an MPI n-to-n collective operation"),
+	SyncsSend:           occ("syncs_send", "Sends", "", "Number of MPI point-to-point send synchronization operations"),
+	SLRCount:            occ("mpi_slr_count", "Late Receivers", "syncs_send", "Number of Late Receiver instances in MPI synchronizations"),
+	SyncsRecv:           occ("syncs_recv", "Receives", "", "Number of MPI point-to-point receive synchronization operations"),
+	SLSCount:            occ("mpi_sls_count", "Late Senders", "syncs_recv", "Number of Late Sender instances in MPI synchronizations"),
+	SLSWOCount:          occ("mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "Number of Late Sender instances in MPI synchronizations where messages are received in wrong order"),
+	SyncsColl:           occ("syncs_coll", "Collective", "", "Number of MPI collective synchronization operations"),
+	CommsSend:           occ("comms_send", "Sends", "", "Number of MPI point-to-point send communication operations"),
+	CLRCount:            occ("mpi_clr_count", "Late Receivers", "comms_send", "Number of Late Receiver instances in MPI communications"),
+	CommsRecv:           occ("comms_recv", "Receives", "", "Number of MPI point-to-point receive communication operations"),
+	CLSCount:            occ("mpi_cls_count", "Late Senders", "comms_recv", "Number of Late Sender instances MPI in communications"),
+	CLSWOCount:          occ("mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "Number of Late Sender instances in MPI communications where messages are received in wrong order"),
+	CommsCxch:           occ("comms_cxch", "Exchange", "", "Number of MPI collective communications as source and destination"),
+	CommsCsrc:           occ("comms_csrc", "As source", "", "Number of MPI collective communications as source"),
+	CommsCdst:           occ("comms_cdst", "As destination", "", "Number of MPI collective communications as destination"),
+	BytesSent:           bytesM("bytes_sent", "Sent", "", "Number of bytes sent in MPI point-to-point communication operations"),
+	BytesRcvd:           bytesM("bytes_rcvd", "Received", "", "Number of bytes received in MPI point-to-point communication operations"),
+	BytesCout:           bytesM("bytes_cout", "Outgoing", "", "Number of bytes outgoing in MPI collective communication operations"),
+	BytesCin:            bytesM("bytes_cin", "Incoming", "", "Number of bytes incoming in MPI collective communication operations"),
+}
+
+// Named returns a location's values by metric name, for the output.
+func Named(s *replay.Severities) map[string][]float64 {
+	out := map[string][]float64{}
+	for m, row := range s.Rows() {
+		if row != nil {
+			out[catalog[m].Name] = row
+		}
+	}
+	return out
 }
 
 // Lookup returns the catalog entry of a metric.

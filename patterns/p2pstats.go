@@ -20,10 +20,10 @@ func registerP2PStats(bus *replay.Bus) {
 		c.Local.Set(replay.RoleEnterSend, c.EnterTime(c.Index), 0)
 		cp := c.Callpath(c.Index)
 		if m.Bytes == 0 {
-			c.Add("syncs_send", cp, 1)
+			c.Add(SyncsSend, cp, 1)
 		} else {
-			c.Add("comms_send", cp, 1)
-			c.Add("bytes_sent", cp, float64(m.Bytes))
+			c.Add(CommsSend, cp, 1)
+			c.Add(BytesSent, cp, float64(m.Bytes))
 		}
 		return nil
 	})
@@ -34,10 +34,10 @@ func registerP2PStats(bus *replay.Bus) {
 		}
 		cp := c.Callpath(c.Index)
 		if send.Bytes == 0 {
-			c.Add("syncs_recv", cp, 1)
+			c.Add(SyncsRecv, cp, 1)
 		} else {
-			c.Add("comms_recv", cp, 1)
-			c.Add("bytes_rcvd", cp, float64(send.Bytes))
+			c.Add(CommsRecv, cp, 1)
+			c.Add(BytesRcvd, cp, float64(send.Bytes))
 		}
 		return nil
 	})

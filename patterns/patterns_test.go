@@ -134,9 +134,16 @@ func defs(n int) *otf2.Defs {
 	return d
 }
 
-// analyze replays the ranks' programs and returns every non-zero value
-// by "metric path rank", with the path of region names.
+// analyze replays the ranks' programs with the pattern catalog and
+// returns every non-zero value by "metric path rank", with the path of
+// region names.
 func analyze(t *testing.T, progs ...[]step) map[string]float64 {
+	t.Helper()
+	return analyzeWith(t, patterns.Register, progs...)
+}
+
+// analyzeWith is analyze with the patterns that register subscribes.
+func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[string]float64 {
 	t.Helper()
 	// Through the encoder and decoder, as a trace's definitions come.
 	var db bytes.Buffer
@@ -183,13 +190,13 @@ func analyze(t *testing.T, progs ...[]step) map[string]float64 {
 			return err
 		}
 		bus := &replay.Bus{}
-		patterns.Register(bus)
+		register(bus)
 		if err := replay.NewReplayer(bus, l).Run(); err != nil {
 			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for metric, row := range l.Sev.Values() {
+		for metric, row := range patterns.Named(l.Sev) {
 			for cp, v := range row {
 				if v != 0 {
 					got[fmt.Sprintf("%s %s %d", metric, path(d, tr, uint32(cp)), c.Rank())] += v
@@ -374,5 +381,39 @@ func TestMessageStatistics(t *testing.T) {
 	got = only(got, "comms_send", "syncs_send", "bytes_sent", "comms_recv", "syncs_recv", "bytes_rcvd", "comms_cxch", "bytes_cout", "bytes_cin")
 	if diff := cmp.Diff(want, got, approx); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestToyPattern adds a pattern in this file alone: it publishes an
+// event of its own for every receive region it enters, a second
+// subscriber counts them, and only the forward pass runs.
+func TestToyPattern(t *testing.T) {
+	type recvEntered struct{ region string }
+	entered := replay.NewEvent[recvEntered]("RecvEntered")
+	count := 0
+	toy := func(bus *replay.Bus) {
+		bus.On(replay.FwEnter, func(c *replay.Ctx) error {
+			if name := regions[c.Event().A]; name == "MPI_Recv" {
+				return replay.Emit(bus, entered, c, &recvEntered{name})
+			}
+			return nil
+		})
+		replay.Subscribe(bus, entered, func(c *replay.Ctx, e *recvEntered) error {
+			count++
+			c.Add(patterns.Visits, c.Callpath(c.Index), 1)
+			return nil
+		})
+	}
+	bus := &replay.Bus{}
+	toy(bus)
+	if !bus.Runs(replay.Forward) || bus.Runs(replay.Backward) {
+		t.Errorf("passes run: forward %v, backward %v; want forward only", bus.Runs(replay.Forward), bus.Runs(replay.Backward))
+	}
+	got := analyzeWith(t, toy,
+		program(10, call("MPI_Send", 1, 2, send(1.5, 1, 0, 8))),
+		program(10, call("MPI_Recv", 1, 3, recv(2.5, 0, 0, 8)), call("MPI_Recv", 4, 5)),
+	)
+	if diff := cmp.Diff(map[string]float64{"visits main/MPI_Recv 1": 2}, got); diff != "" || count != 2 {
+		t.Errorf("count %d, values (-want +got):\n%s", count, diff)
 	}
 }

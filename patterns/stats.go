@@ -1,15 +1,34 @@
 package patterns
 
-import (
-	"scout/localtrace"
-	"scout/replay"
-)
+import "scout/replay"
 
-// StatPatterns lists the patterns of the statistics file, in its order.
-var StatPatterns = []string{
-	"mpi_latesender", "mpi_latesender_wo", "mpi_latereceiver", "mpi_wait_nxn", "mpi_barrier_wait",
-	"mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast", "mpi_barrier_completion", "mpi_nxn_completion",
-}
+// statMetrics are the metrics of the statistics file, in its order.
+var statMetrics = []replay.Metric{LateSender, LateSenderWO, LateReceiver, WaitNxN, BarrierWait,
+	EarlyReduce, EarlyScan, LateBroadcast, BarrierCompletion, NxNCompletion}
+
+// StatPatterns lists the names of the patterns of the statistics file, in
+// its order; Instance.Pattern indexes it.
+var StatPatterns = func() []string {
+	names := make([]string, len(statMetrics))
+	for i, m := range statMetrics {
+		names[i] = catalog[m].Name
+	}
+	return names
+}()
+
+// statIndex is the index of each metric in StatPatterns, -1 for none.
+var statIndex = func() (idx [numMetrics]int8) {
+	for m := range idx {
+		idx[m] = -1
+	}
+	for i, m := range statMetrics {
+		idx[m] = int8(i)
+	}
+	return idx
+}()
+
+// stat returns the index of metric m in StatPatterns.
+func stat(m replay.Metric) int { return int(statIndex[m]) }
 
 // Instance is one occurrence of a wait state, for the statistics file.
 // Fields are ordered for a compact layout (48 bytes): a trace holds about
@@ -34,19 +53,6 @@ type CollKey struct {
 	Seq  int32
 }
 
-const (
-	statLS = iota
-	statLSWO
-	statLR
-	statNxN
-	statBarrier
-	statEarlyReduce
-	statEarlyScan
-	statLateBcast
-	statBarrierCompl
-	statNxNCompl
-)
-
 // Statistics collects the wait-state instances of one location.
 type Statistics struct {
 	Instances []Instance
@@ -58,22 +64,17 @@ type Statistics struct {
 func RegisterStatistics(bus *replay.Bus) *Statistics {
 	s := &Statistics{seq: map[uint32]int32{}}
 	p2p := CollKey{Seq: -1}
-	bus.On(replay.LateSender, func(c *replay.Ctx) error {
-		info := c.Aux.(*LateSenderInfo)
-		s.add(Instance{Pattern: statLS, Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
+		s.add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
-	bus.On(replay.LateSenderWO, func(c *replay.Ctx) error {
-		info := c.Aux.(*LateSenderInfo)
-		s.add(Instance{Pattern: statLSWO, Callpath: c.Callpath(info.Recv), Enter: c.Remote[replay.RoleSend].Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+	replay.Subscribe(bus, LateSenderWrongOrder, func(c *replay.Ctx, info *LateSenderInfo) error {
+		s.add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: c.Remote[replay.RoleSend].Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
-	bus.On(replay.LateReceiver, func(c *replay.Ctx) error {
-		cmp := c.Index
-		if e := c.Event(); e.Kind == localtrace.KindIsend && e.C != localtrace.None {
-			cmp = int(e.C)
-		}
-		s.add(Instance{Pattern: statLR, Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: c.Remote[replay.RoleRecv].Time, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, lr *LateReceiverInfo) error {
+		cmp := lr.Completion
+		s.add(Instance{Pattern: uint8(stat(LateReceiver)), Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: c.Remote[replay.RoleRecv].Time, Duration: lr.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	coll := func(topic replay.Topic, idle, completion int, syncOnly bool) {
@@ -95,11 +96,11 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 			return nil
 		})
 	}
-	coll(replay.FwBarrier, statBarrier, statBarrierCompl, false)
-	coll(replay.FwNxN, statNxN, statNxNCompl, true)
-	coll(replay.FwOneToN, statLateBcast, -1, false)
-	coll(replay.FwNToOne, statEarlyReduce, -1, false) // only the root waits
-	coll(replay.FwScan, statEarlyScan, -1, false)
+	coll(replay.FwBarrier, stat(BarrierWait), stat(BarrierCompletion), false)
+	coll(replay.FwNxN, stat(WaitNxN), stat(NxNCompletion), true)
+	coll(replay.FwOneToN, stat(LateBroadcast), -1, false)
+	coll(replay.FwNToOne, stat(EarlyReduce), -1, false) // only the root waits
+	coll(replay.FwScan, stat(EarlyScan), -1, false)
 	return s
 }
 

@@ -29,13 +29,15 @@ type wrongOrder struct {
 	maxSend float64
 }
 
-func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
+// LateSenderWrongOrder is a Late Sender instance in wrong order.
+var LateSenderWrongOrder = replay.NewEvent[LateSenderInfo]("LateSenderWO")
+
+func registerWrongOrder(bus *replay.Bus) {
 	p := &wrongOrder{}
-	bus.On(replay.LateSender, func(c *replay.Ctx) error {
+	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, in *LateSenderInfo) error {
 		if len(p.buf) == wrongOrderCapacity {
 			p.buf = p.buf[1:]
 		}
-		in := c.Aux.(*LateSenderInfo)
 		p.buf = append(p.buf, *in)
 		p.maxSend = max(p.maxSend, in.SendTime)
 		return nil
@@ -64,19 +66,19 @@ func registerWrongOrder(bus *replay.Bus, _ *lateSender) {
 		for i := range found {
 			it := &found[i]
 			cp := c.Callpath(it.Recv)
-			c.Add("mpi_latesender_wo", cp, it.Idle)
-			kind := "mpi_lswo_different"
+			c.Add(LateSenderWO, cp, it.Idle)
+			kind := WrongOrderDifferent
 			if it.Source == src {
-				kind = "mpi_lswo_same"
+				kind = WrongOrderSame
 			}
 			c.Add(kind, cp, it.Idle)
-			count := "mpi_clswo_count"
+			count := CLSWOCount
 			if it.SendBytes == 0 {
-				count = "mpi_slswo_count"
+				count = SLSWOCount
 			}
 			c.Add(count, cp, 1)
-			c.Idle, c.Aux = it.Idle, it
-			if err := bus.Publish(replay.LateSenderWO, c); err != nil {
+			c.Idle = it.Idle
+			if err := replay.Emit(bus, LateSenderWrongOrder, c, it); err != nil {
 				return err
 			}
 		}

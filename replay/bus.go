@@ -1,58 +1,118 @@
 // Package replay re-enacts the communication of a traced MPI program:
-// each location walks its events forward (and backward) and, at every
-// message and collective operation, exchanges with its partners the event
-// data the patterns need, over a Comm of the same kind as the original.
+// each location walks its events in passes and, at every message and
+// collective operation, exchanges with its partners the event data the
+// patterns need, over communicators of the same shape as the original.
 //
-// Patterns plug in through a publish/subscribe bus. Trace events and the
-// communication handler's derived events are topics; patterns subscribe
-// to them and may publish more specific compound events (successive
-// refinement: Late Sender is published once, and Wrong Order refines it).
-// Callbacks run synchronously in subscription order, depth first.
+// Patterns plug in through a publish/subscribe bus. The engine publishes
+// trace events as topics of the pass that walks them (Topic); patterns
+// subscribe to them and may publish compound events of their own, with a
+// typed payload (Event), that other patterns refine (successive
+// refinement: Late Sender is published once, and Wrong Order refines
+// it). Callbacks run synchronously in subscription order, depth first.
+//
+// The passes are data: each engine topic belongs to one pass, and a
+// replay runs only the passes whose topics some pattern subscribed to,
+// in the order of the Pass constants, each with communicators of its own.
+// A new analysis is a new pass, its topics and its patterns, e.g.
+//
+//	var Found = replay.NewEvent[Info]("Found")
+//	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
+//		...
+//		return replay.Emit(bus, Found, c, &info)
+//	})
+//	replay.Subscribe(bus, Found, func(c *replay.Ctx, in *Info) error { ... })
 package replay
 
-// Topic is a kind of event on the bus.
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Pass is one walk over every location's events.
+type Pass uint8
+
+// Passes, in the order they run.
+const (
+	// Forward walks the events in time order; a message carries the
+	// sender's roles to the receiver (Late Sender, wrong order,
+	// collectives, message statistics).
+	Forward Pass = iota
+	// Backward walks them in reverse; a message carries the receiver's
+	// roles back to the sender (Late Receiver).
+	Backward
+	numPasses
+)
+
+func (p Pass) String() string { return [...]string{"forward", "backward"}[p] }
+
+// Topic is a trace event the engine publishes in one pass.
 type Topic uint8
 
-// Topics. Fw* topics are published in the forward replay, Bw* in the
-// backward replay.
+// Engine topics. Fw* topics are published in the forward pass, Bw* in
+// the backward pass, Finished at the end of every pass.
 const (
-	FwEnter             Topic = iota // an Enter event
-	FwLeave                          // a Leave event
-	FwPreSend                        // before a message is shipped: add payload roles
-	FwPostSend                       // after a message was shipped
-	FwPreRecv                        // before a message is received
-	FwPostRecv                       // after a message was received: Remote holds its roles
-	FwInit                           // Leave of MPI_Init: Coll, Idle, Completion set
-	FwFinalize                       // Leave of MPI_Finalize: Coll, Idle, Completion set
-	FwCollective                     // any analysed collective end (counts)
-	FwBarrier                        // MPI_Barrier end; Idle, Completion set
-	FwNxN                            // N-to-N collective end; Idle, Completion set when a sync point
-	FwOneToN                         // 1-to-N collective end; Idle set
-	FwNToOne                         // N-to-1 collective end; Idle set on the root
-	FwScan                           // scan end; Idle set
-	LateSender                       // compound: a Late Sender instance; Idle set
-	LateSenderCandidate              // compound: a new maximum Late Sender wait in a multi-wait
-	LateSenderWO                     // compound: Late Sender in wrong order; Idle, WrongOrder set
-	BwLeave                          // backward: a Leave event
-	BwEnter                          // backward: an Enter event
-	BwPreRecv                        // backward: receiver adds roles before shipping to the sender
-	BwPreSend                        // backward: sender, before receiving the receiver's roles
-	BwPostSend                       // backward: sender, Remote holds the receiver's roles
-	BwSendComplete                   // backward: a send completion event (IsendComplete)
-	LateReceiver                     // compound: a Late Receiver instance; Idle set
-	Finished                         // end of a replay pass
+	FwEnter        Topic = iota // an Enter event
+	FwLeave                     // a Leave event
+	FwPreSend                   // before a message is shipped: add payload roles
+	FwPostSend                  // after a message was shipped
+	FwPreRecv                   // before a message is received
+	FwPostRecv                  // after a message was received: Remote holds its roles
+	FwInit                      // Leave of MPI_Init: Coll, Idle, Completion set
+	FwFinalize                  // Leave of MPI_Finalize: Coll, Idle, Completion set
+	FwCollective                // any analysed collective end (counts)
+	FwBarrier                   // MPI_Barrier end; Idle, Completion set
+	FwNxN                       // N-to-N collective end; Idle, Completion set when a sync point
+	FwOneToN                    // 1-to-N collective end; Idle set
+	FwNToOne                    // N-to-1 collective end; Idle set on the root
+	FwScan                      // scan end; Idle set
+	BwLeave                     // backward: a Leave event
+	BwEnter                     // backward: an Enter event
+	BwPreRecv                   // backward: receiver adds roles before shipping to the sender
+	BwPreSend                   // backward: sender, before receiving the receiver's roles
+	BwPostSend                  // backward: sender, Remote holds the receiver's roles
+	BwSendComplete              // backward: a send completion event (IsendComplete)
+	Finished                    // end of a pass
 	numTopics
 )
+
+// topicPass is the pass of each engine topic.
+var topicPass = [numTopics]Pass{
+	FwEnter: Forward, FwLeave: Forward, FwPreSend: Forward, FwPostSend: Forward, FwPreRecv: Forward,
+	FwPostRecv: Forward, FwInit: Forward, FwFinalize: Forward, FwCollective: Forward, FwBarrier: Forward,
+	FwNxN: Forward, FwOneToN: Forward, FwNToOne: Forward, FwScan: Forward,
+	BwLeave: Backward, BwEnter: Backward, BwPreRecv: Backward, BwPreSend: Backward, BwPostSend: Backward,
+	BwSendComplete: Backward,
+}
 
 // Handler is a bus callback; an error stops the replay.
 type Handler func(c *Ctx) error
 
-// Bus dispatches topics to their subscribers in subscription order.
-type Bus struct {
-	subs [numTopics][]Handler
+// Event is a compound event that patterns publish, with a payload of
+// type T (a Late Sender instance, say).
+type Event[T any] struct {
+	id   int
+	name string
 }
 
-// On subscribes h to topic t.
+// events counts the Events made, which number them.
+var events atomic.Int32
+
+// NewEvent makes a compound event kind; patterns declare theirs once, as
+// package variables.
+func NewEvent[T any](name string) *Event[T] {
+	return &Event[T]{id: int(events.Add(1)) - 1, name: name}
+}
+
+func (e *Event[T]) String() string { return e.name }
+
+// Bus dispatches topics and events to their subscribers in subscription
+// order.
+type Bus struct {
+	subs   [numTopics][]Handler
+	events [][]func(*Ctx, any) error // by Event id
+}
+
+// On subscribes h to topic t; the replay then runs t's pass.
 func (b *Bus) On(t Topic, h Handler) { b.subs[t] = append(b.subs[t], h) }
 
 // Publish runs the subscribers of t with c.
@@ -67,3 +127,42 @@ func (b *Bus) Publish(t Topic, c *Ctx) error {
 
 // Has reports whether t has subscribers.
 func (b *Bus) Has(t Topic) bool { return len(b.subs[t]) > 0 }
+
+// Runs reports whether the replay runs pass p: whether some engine topic
+// of p has subscribers.
+func (b *Bus) Runs(p Pass) bool {
+	for t, hs := range b.subs {
+		if Topic(t) != Finished && topicPass[t] == p && len(hs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Subscribe subscribes h to event e.
+func Subscribe[T any](b *Bus, e *Event[T], h func(c *Ctx, v *T) error) {
+	for len(b.events) <= e.id {
+		b.events = append(b.events, nil)
+	}
+	b.events[e.id] = append(b.events[e.id], func(c *Ctx, v any) error {
+		p, ok := v.(*T)
+		if !ok {
+			return fmt.Errorf("replay: event %s carries %T", e.name, v)
+		}
+		return h(c, p)
+	})
+}
+
+// Emit runs the subscribers of event e with c and the payload v, which
+// they may read during the call only.
+func Emit[T any](b *Bus, e *Event[T], c *Ctx, v *T) error {
+	if e.id >= len(b.events) {
+		return nil
+	}
+	for _, h := range b.events[e.id] {
+		if err := h(c, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

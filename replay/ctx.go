@@ -110,8 +110,6 @@ type Ctx struct {
 	Coll CollInfo
 	// Peer is the partner's communicator rank of the current message.
 	Peer int
-	// Aux carries a pattern's extra data along a compound event.
-	Aux any
 }
 
 // Event returns the current event.
@@ -135,8 +133,8 @@ func (c *Ctx) RegionClass(i int) RegionClass {
 	return c.Env.Class(c.Trace.Events[en].A)
 }
 
-// Add adds v to metric at local call path cp of this location.
-func (c *Ctx) Add(metric string, cp uint32, v float64) { c.Loc.Sev.Add(metric, cp, v) }
+// Add adds v to metric m at local call path cp of this location.
+func (c *Ctx) Add(m Metric, cp uint32, v float64) { c.Loc.Sev.Add(m, cp, v) }
 
 func (c *Ctx) reset(i int) {
 	c.Index = i
@@ -145,5 +143,4 @@ func (c *Ctx) reset(i int) {
 	c.Idle, c.Completion = 0, 0
 	c.Coll = CollInfo{}
 	c.Peer = -1
-	c.Aux = nil
 }

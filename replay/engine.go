@@ -6,11 +6,6 @@ import (
 	"scout/localtrace"
 )
 
-const (
-	passForward  = 0
-	passBackward = 1
-)
-
 // Replayer runs the replay passes of one location.
 type Replayer struct {
 	Bus *Bus
@@ -31,12 +26,23 @@ func NewReplayer(bus *Bus, loc *Location) *Replayer {
 	return r
 }
 
-// Run runs the forward and then the backward pass.
+// passes are the walks of the passes, by Pass.
+var passes = [numPasses]func(*Replayer) error{Forward: (*Replayer).Forward, Backward: (*Replayer).Backward}
+
+// Run runs the passes the bus's subscribers need, in order.
 func (r *Replayer) Run() error {
-	if err := r.Forward(); err != nil {
-		return err
+	for p, walk := range passes {
+		if !r.Bus.Runs(Pass(p)) {
+			continue
+		}
+		if err := r.Loc.buildComms(Pass(p)); err != nil {
+			return err
+		}
+		if err := walk(r); err != nil {
+			return err
+		}
 	}
-	return r.Backward()
+	return nil
 }
 
 // errorf wraps an error with the location and event it happened at.
@@ -120,7 +126,7 @@ func (r *Replayer) send(i int) error {
 	if err := r.Bus.Publish(FwPreSend, c); err != nil {
 		return err
 	}
-	comm, err := r.Loc.comm(passForward, m.Comm)
+	comm, err := r.Loc.comm(Forward, m.Comm)
 	if err != nil {
 		return err
 	}
@@ -138,7 +144,7 @@ func (r *Replayer) recv(i int) error {
 	if err := r.Bus.Publish(FwPreRecv, c); err != nil {
 		return err
 	}
-	comm, err := r.Loc.comm(passForward, m.Comm)
+	comm, err := r.Loc.comm(Forward, m.Comm)
 	if err != nil {
 		return err
 	}
@@ -192,7 +198,7 @@ func (r *Replayer) bwRecv(i int) error {
 	if err := r.Bus.Publish(BwPreRecv, c); err != nil {
 		return err
 	}
-	comm, err := r.Loc.comm(passBackward, m.Comm)
+	comm, err := r.Loc.comm(Backward, m.Comm)
 	if err != nil {
 		return err
 	}
@@ -207,7 +213,7 @@ func (r *Replayer) bwSend(i int) error {
 	if err := r.Bus.Publish(BwPreSend, c); err != nil {
 		return err
 	}
-	comm, err := r.Loc.comm(passBackward, m.Comm)
+	comm, err := r.Loc.comm(Backward, m.Comm)
 	if err != nil {
 		return err
 	}

@@ -7,29 +7,35 @@ import (
 	"scout/localtrace"
 )
 
+// Metric identifies a metric; the patterns declare theirs (and their
+// names) in a catalog, the replay only stores values by id.
+type Metric uint16
+
 // Severities holds one location's metric values by local call path.
 type Severities struct {
 	ncp  int
-	vals map[string][]float64
+	rows [][]float64 // by metric; nil for a metric without values
 }
 
 // NewSeverities makes an empty table over ncp local call paths.
-func NewSeverities(ncp int) *Severities {
-	return &Severities{ncp: ncp, vals: map[string][]float64{}}
-}
+func NewSeverities(ncp int) *Severities { return &Severities{ncp: ncp} }
 
-// Add adds v to metric at call path cp.
-func (s *Severities) Add(metric string, cp uint32, v float64) {
-	row := s.vals[metric]
+// Add adds v to metric m at call path cp.
+func (s *Severities) Add(m Metric, cp uint32, v float64) {
+	for int(m) >= len(s.rows) {
+		s.rows = append(s.rows, nil)
+	}
+	row := s.rows[m]
 	if row == nil {
 		row = make([]float64, s.ncp)
-		s.vals[metric] = row
+		s.rows[m] = row
 	}
 	row[cp] += v
 }
 
-// Values returns every metric's values by local call path.
-func (s *Severities) Values() map[string][]float64 { return s.vals }
+// Rows returns every metric's values by local call path, by metric (nil
+// for a metric without values).
+func (s *Severities) Rows() [][]float64 { return s.rows }
 
 // Violations counts clock-condition violations seen by a location.
 type Violations struct {
@@ -46,35 +52,37 @@ type Location struct {
 	CCV   Violations
 	// Warnings collects non-fatal problems (e.g. unmatched requests).
 	Warnings []string
-	comms    [2]map[uint32]hpc.Comm // per pass: forward, backward
+	comms    [numPasses]map[uint32]hpc.Comm // per pass, made when it starts
 	env      *Env
 }
 
-// NewLocation prepares the replay of trace t as world rank rank. It
-// rebuilds the application's communicators on world (a collective step:
-// every rank must call NewLocation with the same Env).
+// NewLocation prepares the replay of trace t as world rank rank; every
+// rank must call it with the same Env.
 func NewLocation(env *Env, t *localtrace.Trace, rank int, world hpc.Comm) (*Location, error) {
-	l := &Location{Trace: t, Rank: rank, World: world, Sev: NewSeverities(len(t.Callpaths)), env: env}
-	// Each pass gets its own communicators, so that messages a pass leaves
-	// unreceived (sends whose receive was not recorded) cannot match
-	// receives of the other pass.
-	for pass := range l.comms {
-		l.comms[pass] = map[uint32]hpc.Comm{}
-		for _, id := range env.commOrder {
-			c, err := world.Create(env.CommMembers[id])
-			if err != nil {
-				return nil, fmt.Errorf("replay: rank %d: building communicator %d: %w", rank, id, err)
-			}
-			if c != nil {
-				l.comms[pass][id] = c
-			}
+	return &Location{Trace: t, Rank: rank, World: world, Sev: NewSeverities(len(t.Callpaths)), env: env}, nil
+}
+
+// buildComms rebuilds the application's communicators for pass p on the
+// world communicator (a collective step: every rank runs the same
+// passes). Each pass gets its own, so that messages a pass leaves
+// unreceived (sends whose receive was not recorded) cannot match
+// receives of another pass.
+func (l *Location) buildComms(p Pass) error {
+	l.comms[p] = map[uint32]hpc.Comm{}
+	for _, id := range l.env.commOrder {
+		c, err := l.World.Create(l.env.CommMembers[id])
+		if err != nil {
+			return fmt.Errorf("replay: rank %d: building communicator %d: %w", l.Rank, id, err)
+		}
+		if c != nil {
+			l.comms[p][id] = c
 		}
 	}
-	return l, nil
+	return nil
 }
 
 // comm returns the transport communicator of trace communicator id.
-func (l *Location) comm(pass int, id uint32) (hpc.Comm, error) {
+func (l *Location) comm(pass Pass, id uint32) (hpc.Comm, error) {
 	if c, ok := l.comms[pass][id]; ok {
 		return c, nil
 	}

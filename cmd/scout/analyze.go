@@ -164,7 +164,7 @@ func analyzeRank(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, loc uint64, 
 	if err := replay.NewReplayer(bus, l).Run(); err != nil {
 		return locResult{}, err
 	}
-	vals := l.Sev.Values()
+	vals := patterns.Named(l.Sev)
 	addProfile(t, vals)
 	return locResult{loc: loc, callpaths: t.Callpaths, events: len(t.Events), values: vals, ccv: l.CCV,
 		instances: stats.Instances}, nil
