@@ -83,18 +83,13 @@ type cubeMerger struct {
 
 // partMap maps one part's ids to the merged report's.
 type partMap struct {
-	metric []*cube.Metric // by part metric ID
-	cnode  []*cube.Cnode  // by part cnode ID
-	loc    []int          // by part location ID
+	metric map[int]*cube.Metric // by part metric ID (unique, not dense)
+	cnode  []*cube.Cnode        // by part cnode ID
+	loc    []int                // by part location ID
 }
 
 func (m *cubeMerger) addDefs(p *cube.Report, name string) (partMap, error) {
-	var pm partMap
-	maxID := 0
-	for _, mt := range p.AllMetrics() {
-		maxID = max(maxID, mt.ID)
-	}
-	pm.metric = make([]*cube.Metric, maxID+1)
+	pm := partMap{metric: map[int]*cube.Metric{}}
 	for _, mt := range p.AllMetrics() {
 		om, ok := m.metrics[mt.UniqName]
 		if !ok {

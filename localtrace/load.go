@@ -48,6 +48,12 @@ func Decode(r *otf2.EventReader, defs *otf2.Defs, loc uint64, numEvents uint64) 
 // it overwrites: decoding many streams one after another then allocates
 // only once.
 func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, numEvents uint64) (*Trace, error) {
+	if h := r.SizeHint(); h > 0 && numEvents > uint64(h) {
+		// The count is the definitions' claim; the file cannot hold
+		// more events than bytes, so reserve no more (Load reports
+		// the mismatch).
+		numEvents = uint64(h)
+	}
 	b := newBuilder(defs, loc, numEvents)
 	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
 		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],

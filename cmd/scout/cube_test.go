@@ -282,3 +282,35 @@ func topologyCoords(t *testing.T, path string) map[string][]string {
 	}
 	return out
 }
+
+// TestCombineSparseMetricIDs: metric ids are unique, not dense; a report
+// whose metric has id 2^32-1 combines like any other (an array sized by
+// the largest id took 32 GiB).
+func TestCombineSparseMetricIDs(t *testing.T) {
+	dir := t.TempDir()
+	if err := run([]string{"-q", "-o", dir, filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "scout.cubex")
+	r, err := cube.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := r.AllMetrics()
+	m := ms[len(ms)-1]
+	const big = 1<<32 - 1
+	r.Values[big] = r.Values[m.ID]
+	delete(r.Values, m.ID)
+	m.ID = big
+	sparse := filepath.Join(dir, "sparse.cubex")
+	if err := cube.WriteFile(sparse, r); err != nil {
+		t.Fatal(err)
+	}
+	merged := filepath.Join(dir, "merged.cubex")
+	if err := run([]string{"combine", "-q", "-o", merged, sparse}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if d := tracetest.Diff(cubeCells(t, merged), cubeCells(t, full), 10); len(d) > 0 {
+		t.Errorf("combined report differs: %v", d)
+	}
+}

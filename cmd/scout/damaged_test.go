@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,73 @@ func TestUnmatchedMessage(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("failed run left files behind: %v", names)
+	}
+}
+
+// TestHostileSizes: size fields and files that claim more than they
+// hold end in a clear error, not in reserving the claimed memory.
+func TestHostileSizes(t *testing.T) {
+	src := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	t.Run("event count of 4e9 on a small event file", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		copyDir(t, src, dir)
+		a, err := otf2.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs, err := a.ReadGlobalDefs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs.Locations[0].NumEvents = 4_000_000_000
+		var gd bytes.Buffer
+		if _, err := otf2.EncodeGlobalDefs(&gd, defs, a.Anchor.ChunkSizeDefs); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err = run([]string{"-q", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "announce 4000000000") {
+			t.Errorf("error %v, want one naming the announced count", err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<30 {
+			t.Errorf("the analysis allocated %d MiB for a 1 MB trace", grew>>20)
+		}
+	})
+	for _, anchor := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"a 40 GB anchor", func(path string) error {
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(40 << 30) // sparse: no disk used
+		}},
+		{"an anchor linked to /dev/zero", func(path string) error { return os.Symlink("/dev/zero", path) }},
+	} {
+		t.Run(anchor.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := anchor.make(filepath.Join(dir, "traces.otf2")); err != nil {
+				t.Skip(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- run([]string{"-q", dir}, io.Discard, io.Discard) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "is not an OTF2 anchor file") {
+					t.Errorf("error %v, want one saying it is no anchor", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("scout reads the whole anchor")
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package otf2
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,9 +77,9 @@ func Open(path string) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(anchor)
+	data, err := readAnchor(anchor)
 	if err != nil {
-		return nil, fmt.Errorf("otf2: reading anchor: %w", err)
+		return nil, err
 	}
 	an, err := parseAnchor(data)
 	if err != nil {
@@ -92,6 +93,35 @@ func Open(path string) (*Archive, error) {
 		a.Anchor.HasGlobalDefFile = true
 	}
 	return a, nil
+}
+
+// maxAnchorSize bounds an anchor file: a header and a few properties,
+// a few kilobytes in practice.
+const maxAnchorSize = 1 << 20
+
+// readAnchor reads an anchor file, which must be a regular file of at
+// most maxAnchorSize bytes (not, say, a link to /dev/zero).
+func readAnchor(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("otf2: reading anchor: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("otf2: reading anchor: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxAnchorSize {
+		return nil, fmt.Errorf("otf2: %s is not an OTF2 anchor file (%s, %d bytes; an anchor is a regular file of at most %d bytes)", path, st.Mode().Type(), st.Size(), maxAnchorSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxAnchorSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("otf2: reading anchor %s: %w", path, err)
+	}
+	if len(data) > maxAnchorSize {
+		return nil, fmt.Errorf("otf2: %s is not an OTF2 anchor file (more than %d bytes)", path, maxAnchorSize)
+	}
+	return data, nil
 }
 
 func findAnchor(path string) (string, error) {

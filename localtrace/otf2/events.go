@@ -87,6 +87,10 @@ func NewEventReader(rd io.Reader, name string, loc, chunkSize uint64, ld *LocalD
 	return r, nil
 }
 
+// SizeHint returns the size of the event file, if known, else 0: no
+// file holds more events than bytes.
+func (r *EventReader) SizeHint() int64 { return r.s.hint }
+
 // Raw switches off clock correction and id mapping: events then carry
 // the timestamps and identifiers exactly as stored in the file. Call it
 // before the first Next (used to copy archives faithfully).
