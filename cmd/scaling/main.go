@@ -152,7 +152,7 @@ func buildScout(stderr io.Writer, dir, bin string, mpi bool) (string, error) {
 // about events events into dir: computation with imbalance and jitter, a
 // ring exchange, a late sender, an allreduce and a barrier.
 func generate(stderr io.Writer, bin, dir string, ranks int, events uint64) error {
-	gen := exec.Command(bin, "tracegen", "-q", "-o", dir, "--ranks", strconv.Itoa(ranks),
+	gen := exec.Command(bin, "tracegen", "-q", "--force", "-o", dir, "--ranks", strconv.Itoa(ranks),
 		"--events", strconv.FormatUint(events, 10), "--seed", "1",
 		"--phase", "compute:imbalance=10us,jitter=50us", "--phase", "ring:jitter=100us",
 		"--phase", "late_sender:delay=20us", "--phase", "allreduce:jitter=50us", "--phase", "barrier")

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"scout/combine"
-	"scout/cube"
+	"scout/localtrace/otf2"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
@@ -95,8 +95,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	o.trace = fs.Arg(0)
 	prog := newProgress(stderr, o.quiet)
+	// The outputs are checked before the analysis: a destination that
+	// cannot be written, or that is one of the trace's files, fails now.
+	outs, report, stat, err := analysisOutputs(o)
+	if err != nil {
+		return err
+	}
 	var rep *combine.Report
-	var err error
 	if !underMPILauncher() {
 		// Under mpirun every rank would race to unify; there the
 		// archive must be unified beforehand (runMPI says so).
@@ -115,44 +120,72 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := writeAnalysis(outs, rep, report, stat, o.csv, stdout); err != nil {
+		return err
+	}
+	if !o.quiet {
+		rep.WriteSummary(stderr, 5)
+	}
+	prog.printf("wrote %s and %s", report, stat)
+	if o.csv != "" && o.csv != "-" {
+		prog.printf("wrote %s", o.csv)
+	}
+	return nil
+}
+
+// analysisOutputs declares and checks the outputs of an analysis: the
+// report and the statistics in the output directory (made if missing),
+// and the CSV if asked for; the trace's files are inputs.
+func analysisOutputs(o options) (s *outputSet, report, stat string, err error) {
 	dir := o.outDir
 	if dir == "" {
 		dir = traceDir(o.trace)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating output directory: %w", err)
+		return nil, "", "", fmt.Errorf("creating output directory: %w", err)
 	}
-	cr, err := rep.Cube()
-	if err != nil {
-		return fmt.Errorf("building the report: %w", err)
+	s = &outputSet{}
+	if a, err := otf2.Open(o.trace); err == nil { // else the analysis says why
+		s.input(a.AnchorPath(), a.GlobalDefPath())
+		s.inputDir(filepath.Join(a.Dir, a.Name))
 	}
-	report, stat := filepath.Join(dir, "scout.cubex"), filepath.Join(dir, "trace.stat")
-	expectOutput(report)
-	expectOutput(stat)
-	if o.csv != "" && o.csv != "-" {
-		expectOutput(o.csv)
-	}
-	if err := cube.WriteFile(report, cr); err != nil {
-		return fmt.Errorf("writing the report: %w (choose another directory with -o)", err)
-	}
-	wroteOutput(report)
-	if err := writeOutput(stat, stdout, rep.WriteStats); err != nil {
-		os.Remove(report) // all outputs or none
-		return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
-	}
-	wroteOutput(stat)
-	if !o.quiet {
-		rep.WriteSummary(stderr, 5)
-	}
-	prog.printf("wrote %s and %s", report, stat)
-	if o.csv != "" {
-		if err := writeOutput(o.csv, stdout, rep.WriteCSV); err != nil {
-			return fmt.Errorf("writing CSV: %w", err)
+	report, stat = filepath.Join(dir, "scout.cubex"), filepath.Join(dir, "trace.stat")
+	for _, p := range []string{report, stat, o.csv} {
+		if p == "" {
+			continue
 		}
-		prog.printf("wrote %s", o.csv)
+		if err := s.add(p); err != nil {
+			return nil, "", "", usageError{err.Error() + " (choose another with -o or --csv)"}
+		}
 	}
-	outputsDone()
-	return nil
+	return s, report, stat, nil
+}
+
+// writeAnalysis writes the outputs of an analysis, all or none.
+func writeAnalysis(s *outputSet, rep *combine.Report, report, stat, csv string, stdout io.Writer) error {
+	s.start()
+	err := func() error {
+		cr, err := rep.Cube()
+		if err != nil {
+			return fmt.Errorf("building the report: %w", err)
+		}
+		if err := s.writeCube(report, cr); err != nil {
+			return fmt.Errorf("writing the report: %w (choose another directory with -o)", err)
+		}
+		if err := s.write(stat, stdout, rep.WriteStats); err != nil {
+			return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
+		}
+		if csv != "" {
+			if err := s.write(csv, stdout, rep.WriteCSV); err != nil {
+				return fmt.Errorf("writing CSV: %w", err)
+			}
+		}
+		return s.commit()
+	}()
+	if err != nil {
+		s.abort()
+	}
+	return err
 }
 
 // printDefaults prints the flags of fs to w as GNU tools list them: a
@@ -186,32 +219,6 @@ func underMPILauncher() bool {
 	// script itself has no step task count)
 	n, err := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS"))
 	return err == nil && n > 1
-}
-
-// tempPattern is the os.CreateTemp pattern of the temporary file of an
-// output written to path; cube.WriteFile names its temporary files alike,
-// which lets an interrupted run find them all.
-func tempPattern(path string) string { return "." + filepath.Base(path) + ".*.tmp" }
-
-// writeOutput writes to path ("-" = stdout) atomically: into a temporary
-// file renamed into place on success, so a failure leaves no partial file.
-func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
-	if path == "-" {
-		return write(stdout)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // warnf prints a warning; warnings are printed even when quiet.

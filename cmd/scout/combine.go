@@ -42,6 +42,11 @@ func runCombine(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return usageError{"combine needs -o OUT.cubex and at least one part"}
 	}
+	outs := &outputSet{}
+	outs.input(fs.Args()...)
+	if err := outs.add(*out); err != nil {
+		return usageError{"-o: " + err.Error()}
+	}
 	prog := newProgress(stderr, *quiet)
 	var parts []*cube.Report
 	for _, p := range fs.Args() {
@@ -55,7 +60,13 @@ func runCombine(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cube.WriteFile(*out, merged); err != nil {
+	outs.start()
+	err = outs.writeCube(*out, merged)
+	if err == nil {
+		err = outs.commit()
+	}
+	if err != nil {
+		outs.abort()
 		return err
 	}
 	prog.printf("merged %d reports (%d locations, %d call paths) into %s", len(parts), len(merged.Locations()), len(merged.AllCnodes()), *out)

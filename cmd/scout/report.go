@@ -47,13 +47,26 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *top < 0 {
 		return usageError{fmt.Sprintf("-n/--top %d: the number of wait states to show must be 0 or more", *top)}
 	}
+	outs := &outputSet{}
+	outs.input(fs.Arg(0))
+	if *csvOut != "" {
+		if err := outs.add(*csvOut); err != nil {
+			return usageError{"--csv: " + err.Error()}
+		}
+	}
 	rep, err := cube.ReadFile(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	cells := rep.Cells()
 	if *csvOut != "" {
-		if err := writeOutput(*csvOut, stdout, rep.CSV); err != nil {
+		outs.start()
+		err := outs.write(*csvOut, stdout, rep.CSV)
+		if err == nil {
+			err = outs.commit()
+		}
+		if err != nil {
+			outs.abort()
 			return fmt.Errorf("writing CSV: %w", err)
 		}
 		if *csvOut == "-" {

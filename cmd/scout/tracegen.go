@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -47,6 +49,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	program := fs.String("program", "", "program name, the root of every call path (default tracegen)")
 	expect := fs.String("expect", "", "write the closed-form analysis results as CSV to `FILE` (- for stdout)")
 	localDefs := fs.Bool("local-defs", false, "write only per-location definitions, as before unification (see scout unify)")
+	force := fs.Bool("force", false, "replace a trace in DIR (without it, DIR must be empty or missing)")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
 	help := fs.BoolP("help", "h", false, "show this help")
 	usage := func(w io.Writer) {
@@ -142,21 +145,80 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	if err := checkSpace(*out, n); err != nil {
 		return err
 	}
+	if err := checkGenDir(*out, *force); err != nil {
+		return err
+	}
 	prog.printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
 	start := time.Now()
-	sum, err := tracegen.Generate(*out, s)
+	sum, err := generate(*out, s)
 	if err != nil {
 		return err
 	}
 	el := time.Since(start).Seconds()
 	prog.printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
 	if *expect != "" {
-		if err := writeOutput(*expect, stdout, sum.WriteCSV); err != nil {
+		outs := &outputSet{}
+		if err := outs.add(*expect); err != nil {
+			return fmt.Errorf("--expect: %w", err)
+		}
+		outs.start()
+		err := outs.write(*expect, stdout, sum.WriteCSV)
+		if err == nil {
+			err = outs.commit()
+		}
+		if err != nil {
+			outs.abort()
 			return fmt.Errorf("writing closed-form results: %w", err)
 		}
 		prog.printf("wrote closed-form results to %s", *expect)
 	}
 	return nil
+}
+
+// archiveEntries are the names of the archive tracegen writes in its
+// directory.
+var archiveEntries = []string{"traces.otf2", "traces.def", "traces"}
+
+// checkGenDir refuses to write a trace into a directory that holds
+// anything, unless force, and then only replaces a trace there.
+func checkGenDir(dir string, force bool) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tracegen: %w", err)
+	}
+	if !force {
+		return usageError{fmt.Sprintf("tracegen: %s is not empty (it holds %s, …); use --force to replace a trace there", dir, ents[0].Name())}
+	}
+	return nil
+}
+
+// generate writes the trace of s into a hidden directory inside dir and
+// moves it into place when it is complete: a failed or stopped run (a
+// full disk, a signal) leaves no partial archive, and a trace that was
+// there (--force) is replaced whole, stale location files included.
+func generate(dir string, s tracegen.Scenario) (*tracegen.Summary, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("tracegen: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, ".tracegen-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("tracegen: %w", err)
+	}
+	outs := &outputSet{tmpDirs: []string{tmp}}
+	outs.start()
+	sum, err := tracegen.Generate(tmp, s)
+	if err == nil {
+		err = outs.commitDir(tmp, dir, archiveEntries)
+	}
+	if err != nil {
+		outs.abort()
+		return nil, err
+	}
+	sum.Dir = dir
+	return sum, nil
 }
 
 // Bounds of a generated trace: events in all, and bytes per event on
