@@ -13,6 +13,7 @@ type Cell struct {
 	Metric, Callpath, Rank string
 	Value                  float64
 	Integer                bool
+	node                   int32 // the call path's node + 1, when Callpath is not set
 }
 
 // Cells lists the report's non-zero values in the canonical order: by
@@ -28,7 +29,7 @@ func (r *Report) Cells() []Cell {
 			rank := r.Placements[res.Location].Label()
 			for cp, v := range res.Values[m.Name] {
 				if v != 0 {
-					cells = append(cells, Cell{m.Name, names[cp], rank, v, m.Integer})
+					cells = append(cells, Cell{Metric: m.Name, Callpath: names[cp], Rank: rank, Value: v, Integer: m.Integer})
 				}
 			}
 		}

@@ -252,7 +252,7 @@ func (d *Derived) Cells(p *Profile) []Cell {
 		for cp, row := range d.Values[m.Unique] {
 			for l, x := range row {
 				if x != 0 {
-					cells = append(cells, Cell{m.Unique, names[cp], labels[l], x, m.Integer})
+					cells = append(cells, Cell{Metric: m.Unique, Callpath: names[cp], Rank: labels[l], Value: x, Integer: m.Integer})
 				}
 			}
 		}

@@ -27,9 +27,25 @@ type RankValue struct {
 }
 
 // Summarize lists the wait states of a report, largest first, at most
-// top of them, with the total time they are measured against.
+// top of them, with the total time they are measured against. It names
+// only the call paths it shows: naming all of a deep call tree costs the
+// square of its depth.
 func (r *Report) Summarize(top int) (total float64, states []WaitState) {
-	return Summarize(r.Cells(), r.Metrics, top)
+	var cells []Cell
+	for _, m := range r.Metrics {
+		if m.Unit != "sec" {
+			continue
+		}
+		for _, res := range r.Results {
+			rank := r.Placements[res.Location].Label()
+			for cp, v := range res.Values[m.Name] {
+				if v != 0 {
+					cells = append(cells, Cell{Metric: m.Name, Rank: rank, Value: v, node: int32(cp) + 1})
+				}
+			}
+		}
+	}
+	return summarizeCells(cells, r.Metrics, top, func(n int32) string { return r.CallpathName(uint32(n)) })
 }
 
 // Summarize lists the wait states among cells (canonical cells of any
@@ -37,6 +53,25 @@ func (r *Report) Summarize(top int) (total float64, states []WaitState) {
 // are measured against. The wait states are the metrics in seconds of
 // metrics other than time.
 func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64, states []WaitState) {
+	return summarizeCells(cells, metrics, top, nil)
+}
+
+// cpKey is a call path in a summary: a node of a report's tree (named
+// when shown), or a name.
+type cpKey struct {
+	node int32 // node + 1; 0: by name
+	name string
+}
+
+// summarizeCells is Summarize for cells whose call paths are either names or
+// nodes of a tree (Cell.node) that name names.
+func summarizeCells(cells []Cell, metrics []patterns.Metric, top int, name func(int32) string) (total float64, states []WaitState) {
+	cpName := func(k cpKey) string {
+		if k.node > 0 {
+			return name(k.node - 1)
+		}
+		return k.name
+	}
 	idx := map[string]int{}
 	for _, m := range metrics {
 		if m.Unit == "sec" && m.Name != "time" {
@@ -44,7 +79,7 @@ func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64,
 			states = append(states, WaitState{Metric: m.Name, Display: m.Display})
 		}
 	}
-	byCp := make([]map[string]float64, len(states))
+	byCp := make([]map[cpKey]float64, len(states))
 	byRank := make([]map[string]float64, len(states))
 	for _, c := range cells {
 		if c.Metric == "time" {
@@ -56,10 +91,10 @@ func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64,
 			continue
 		}
 		if byCp[i] == nil {
-			byCp[i], byRank[i] = map[string]float64{}, map[string]float64{}
+			byCp[i], byRank[i] = map[cpKey]float64{}, map[string]float64{}
 		}
 		states[i].Total += c.Value
-		byCp[i][c.Callpath] += c.Value
+		byCp[i][cpKey{c.node, c.Callpath}] += c.Value
 		byRank[i][c.Rank] += c.Value
 	}
 	out := states[:0]
@@ -67,11 +102,15 @@ func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64,
 		if ws.Total <= 0 {
 			continue
 		}
+		var best cpKey
+		found := false
 		for cp, v := range byCp[i] {
-			if v > ws.CpValue || (v == ws.CpValue && cp < ws.Callpath) {
-				ws.Callpath, ws.CpValue = cp, v
+			// names only for ties at the maximum
+			if !found || v > ws.CpValue || (v == ws.CpValue && cpName(cp) < cpName(best)) {
+				best, ws.CpValue, found = cp, v, true
 			}
 		}
+		ws.Callpath = cpName(best)
 		for rank, v := range byRank[i] {
 			if v > 0 {
 				ws.Ranks = append(ws.Ranks, RankValue{rank, v})
@@ -99,13 +138,18 @@ func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64,
 // WriteSummary prints a short text summary of the report's wait states
 // for people without a report browser.
 func (r *Report) WriteSummary(w io.Writer, top int) error {
-	return WriteSummary(w, r.Cells(), r.Metrics, len(r.Results), top)
+	total, states := r.Summarize(top)
+	return writeSummary(w, total, states, len(r.Results), top)
 }
 
 // WriteSummary prints a short text summary of the wait states among
 // cells, a report of nloc locations.
 func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, top int) error {
 	total, states := Summarize(cells, metrics, top)
+	return writeSummary(w, total, states, nloc, top)
+}
+
+func writeSummary(w io.Writer, total float64, states []WaitState, nloc, top int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", total, nloc)
 	switch {

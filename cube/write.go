@@ -456,12 +456,17 @@ func WriteFile(path string, r *Report) error {
 		return err
 	}
 	defer w.Close()
+	orders := map[bool][]*Cnode{} // by call-tree inclusiveness: made once
 	for _, ms := range w.order {
 		sev := r.Values[ms.m.ID]
 		if sev == nil {
 			continue
 		}
-		for _, c := range r.RowOrder(ms.m) {
+		incl := ms.m.Type.callTreeInclusive()
+		if orders[incl] == nil {
+			orders[incl] = r.RowOrder(ms.m)
+		}
+		for _, c := range orders[incl] {
 			if ms.s.float {
 				if row := sev.Float[c.ID]; row != nil {
 					err = w.WriteRow(ms.m, c, row)

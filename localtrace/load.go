@@ -99,6 +99,7 @@ type builder struct {
 	roots   []uint32
 	pending map[reqKey]uint32
 	program map[uint32]uint32 // program name string → region
+	wide    map[uint64]uint32 // (parent, region) → child, for parents of many children
 }
 
 func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
@@ -126,15 +127,26 @@ func (b *builder) seconds(ticks uint64) float64 {
 	return float64(int64(ticks-b.offset)) / b.res
 }
 
+// fewKids is the number of children a call path has before callpath
+// looks them up in a map instead of a list.
+const fewKids = 8
+
 // callpath returns the child of parent (None: a root) for region.
 func (b *builder) callpath(parent, region uint32) uint32 {
 	list := &b.roots
 	if parent != None {
 		list = &b.kids[parent]
 	}
-	for _, c := range *list {
-		if b.t.Callpaths[c].Region == region {
+	k := uint64(parent)<<32 | uint64(region)
+	if len(*list) > fewKids {
+		if c, ok := b.wide[k]; ok {
 			return c
+		}
+	} else {
+		for _, c := range *list {
+			if b.t.Callpaths[c].Region == region {
+				return c
+			}
 		}
 	}
 	id := uint32(len(b.t.Callpaths))
@@ -142,6 +154,17 @@ func (b *builder) callpath(parent, region uint32) uint32 {
 	// Append to the parent's list before growing b.kids: list may
 	// point into b.kids, and growing it would leave list stale.
 	*list = append(*list, id)
+	switch n := len(*list); {
+	case n == fewKids+1: // many children: look them up in a map
+		if b.wide == nil {
+			b.wide = map[uint64]uint32{}
+		}
+		for _, c := range *list {
+			b.wide[uint64(parent)<<32|uint64(b.t.Callpaths[c].Region)] = c
+		}
+	case n > fewKids+1:
+		b.wide[k] = id
+	}
 	b.kids = append(b.kids, nil)
 	return id
 }

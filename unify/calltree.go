@@ -29,7 +29,17 @@ type Node struct {
 type CallTree struct {
 	Nodes []Node
 	Roots []uint32
+	// wide finds the children of parents of many children, indexed
+	// (parent, region) → child, for the parents in indexed.
+	wide    map[uint64]uint32
+	indexed map[uint32]bool
 }
+
+// fewKids is the number of children of a node that child scans; a node
+// with more gets an index.
+const fewKids = 8
+
+func wideKey(parent, region uint32) uint64 { return uint64(parent)<<32 | uint64(region) }
 
 // FromLocal builds a call tree from a location's call paths (parents
 // precede their children in cps, as localtrace creates them).
@@ -56,10 +66,26 @@ func (t *CallTree) children(parent uint32) []uint32 {
 
 // child returns parent's child for region, or None.
 func (t *CallTree) child(parent, region uint32) uint32 {
-	for _, c := range t.children(parent) {
-		if t.Nodes[c].Region == region {
-			return c
+	kids := t.children(parent)
+	if len(kids) <= fewKids {
+		for _, c := range kids {
+			if t.Nodes[c].Region == region {
+				return c
+			}
 		}
+		return None
+	}
+	if !t.indexed[parent] {
+		if t.wide == nil {
+			t.wide, t.indexed = map[uint64]uint32{}, map[uint32]bool{}
+		}
+		for _, c := range kids {
+			t.wide[wideKey(parent, t.Nodes[c].Region)] = c
+		}
+		t.indexed[parent] = true
+	}
+	if c, ok := t.wide[wideKey(parent, region)]; ok {
+		return c
 	}
 	return None
 }
@@ -71,6 +97,9 @@ func (t *CallTree) addChild(parent, region uint32) uint32 {
 		t.Roots = append(t.Roots, id)
 	} else {
 		t.Nodes[parent].Children = append(t.Nodes[parent].Children, id)
+	}
+	if t.indexed[parent] {
+		t.wide[wideKey(parent, region)] = id
 	}
 	return id
 }
