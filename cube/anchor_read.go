@@ -11,8 +11,10 @@ import (
 )
 
 const (
-	// maxDepth bounds the nesting of anchor.xml elements.
-	maxDepth = 1 << 14
+	// maxDepth bounds the nesting of anchor.xml elements; parsing and
+	// building the call tree are iterative, so it is no stack limit but a
+	// sanity bound (a call tree a million levels deep).
+	maxDepth = 1 << 20
 	// maxAnchor bounds the size of a gzip-compressed anchor.xml after
 	// decompression.
 	maxAnchor = 1 << 30
@@ -317,8 +319,23 @@ func (p *anchorParser) region(n *xnode) error {
 	return nil
 }
 
+// cnodes builds the call tree below parent from the <cnode> elements
+// among kids, in document order (depth first). Iterative, so that very
+// deep call trees cannot exhaust the stack.
 func (p *anchorParser) cnodes(parent *Cnode, kids []*xnode, all *[]*Cnode) error {
-	for _, n := range kids {
+	type frame struct {
+		parent *Cnode
+		kids   []*xnode
+	}
+	stack := []frame{{parent, kids}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if len(f.kids) == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		n := f.kids[0]
+		f.kids = f.kids[1:]
 		if n.name != "cnode" {
 			continue
 		}
@@ -326,16 +343,14 @@ func (p *anchorParser) cnodes(parent *Cnode, kids []*xnode, all *[]*Cnode) error
 		if err != nil {
 			return err
 		}
-		c.Parent = parent
+		c.Parent = f.parent
 		*all = append(*all, c)
-		if parent == nil {
+		if f.parent == nil {
 			p.r.Cnodes = append(p.r.Cnodes, c)
 		} else {
-			parent.Children = append(parent.Children, c)
+			f.parent.Children = append(f.parent.Children, c)
 		}
-		if err := p.cnodes(c, n.kids, all); err != nil {
-			return err
-		}
+		stack = append(stack, frame{c, n.kids})
 	}
 	return nil
 }

@@ -284,3 +284,29 @@ func TestRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepCallTree: a report whose call tree is 100 000 levels deep
+// writes and reads back (the reader stopped at 16 384 levels).
+func TestDeepCallTree(t *testing.T) {
+	const depth = 100_000
+	r := synthReport(depth, 0, 2, 1)
+	addMetric(r, nil, "time", Inclusive, Double, func(c, l int) (float64, bool) { return float64(c%7 + l), c%3 == 0 })
+	got, _ := writeRead(t, r)
+	if n := len(got.AllCnodes()); n != depth {
+		t.Fatalf("read %d call paths, want %d", n, depth)
+	}
+	deepest := 0
+	for c := got.AllCnodes()[depth-2]; c != nil; c = c.Parent {
+		deepest++
+	}
+	if deepest != depth-1 {
+		t.Errorf("the chain is %d deep, want %d", deepest, depth-1)
+	}
+	// (Cells would name every call path: 10^10 bytes of names here.)
+	want, have := r.Values[r.Metrics[0].ID], got.Values[got.Metrics[0].ID]
+	for c := range depth {
+		if !slices.Equal(want.Float[c], have.Float[c]) {
+			t.Fatalf("call path %d: values %v, want %v", c, have.Float[c], want.Float[c])
+		}
+	}
+}
