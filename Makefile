@@ -55,6 +55,9 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime $(FUZZTIME) ./localtrace/otf2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeDefs -fuzztime $(FUZZTIME) ./localtrace/otf2/
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./cube/
+	$(GO) test -run '^$$' -fuzz FuzzCombineSizes -fuzztime $(FUZZTIME) ./combine/
+	$(GO) test -run '^$$' -fuzz FuzzFrames -fuzztime $(FUZZTIME) ./hpc/
 
 # Weak scaling: 2…64 locations with a fixed number of events per location.
 scaling:
