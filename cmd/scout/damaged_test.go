@@ -284,3 +284,19 @@ func TestOddShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingLocalDefs: a location whose local definition file is
+// missing while the others have theirs is an error naming the file (its
+// identifiers would be read unmapped: "communicator 0 is unknown").
+func TestMissingLocalDefs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	copyDir(t, filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender"), dir)
+	missing := filepath.Join(dir, "traces", "1.def")
+	if err := os.Remove(missing); err != nil {
+		t.Fatal(err)
+	}
+	err := run([]string{"-q", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), missing+" is missing") {
+		t.Errorf("error %v, want one naming %s", err, missing)
+	}
+}

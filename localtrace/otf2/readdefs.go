@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Mapping types of local mapping tables (OTF2_MappingType).
@@ -103,11 +104,17 @@ func DecodeGlobalDefs(r io.Reader, name string, chunkSize uint64) (*Defs, error)
 }
 
 // ReadLocalDefs reads location loc's local definitions. A missing file
-// means no mapping tables and no clock offsets.
+// means no mapping tables and no clock offsets, if no location has one;
+// when others have theirs, the file is missing from the archive, and
+// reading the location's events with identity mappings would give wrong
+// results: that is an error naming the file.
 func (a *Archive) ReadLocalDefs(loc uint64) (*LocalDefs, error) {
 	f, err := os.Open(a.LocalDefPath(loc))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			if others, _ := filepath.Glob(filepath.Join(a.Dir, a.Name, "*.def")); len(others) > 0 {
+				return nil, fmt.Errorf("otf2: location %d: local definition file %s is missing (other locations have theirs, e.g. %s)", loc, a.LocalDefPath(loc), others[0])
+			}
 			return &LocalDefs{}, nil
 		}
 		return nil, fmt.Errorf("otf2: location %d: %w", loc, err)
