@@ -20,10 +20,7 @@ type Cell struct {
 // metric name, call-path name and rank (numerically).
 func (r *Report) Cells() []Cell {
 	var cells []Cell
-	names := make([]string, len(r.Tree.Nodes))
-	for i := range names {
-		names[i] = r.CallpathName(uint32(i))
-	}
+	names := r.callpathKeys()
 	for _, m := range r.Metrics {
 		for _, res := range r.Results {
 			rank := r.Placements[res.Location].Label()

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"scout/cube"
 	"scout/localtrace"
 	"scout/unify"
 )
@@ -270,18 +271,14 @@ func (d *Derived) Cells(p *Profile) []Cell {
 	return cells
 }
 
-// CallpathNames returns each call path's region names from the root,
-// joined by '/'.
+// CallpathNames returns each call path's key (cube.PathKeys): its
+// region names from the root, joined by '/'.
 func (p *Profile) CallpathNames() []string {
-	names := make([]string, len(p.Callpaths))
+	parent, name := make([]int, len(p.Callpaths)), make([]string, len(p.Callpaths))
 	for i, cp := range p.Callpaths {
-		if cp.Parent < 0 {
-			names[i] = cp.Region.Name
-		} else {
-			names[i] = names[cp.Parent] + "/" + cp.Region.Name
-		}
+		parent[i], name[i] = cp.Parent, cp.Region.Name
 	}
-	return names
+	return cube.PathKeys(parent, name)
 }
 
 // Profile returns the report's values as a Profile: the call tree with

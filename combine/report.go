@@ -4,8 +4,12 @@ package combine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
+	"scout/cube"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
@@ -71,5 +75,44 @@ func (r *Report) RegionName(id uint32) string {
 	return fmt.Sprintf("region%d", id)
 }
 
-// CallpathName returns the '/'-joined region names of a call path.
-func (r *Report) CallpathName(n uint32) string { return r.Tree.Path(n, r.RegionName) }
+// CallpathName returns the key of call path n (cube.PathKeys): its
+// region names from the root, joined by '/'. It looks at n's ancestors
+// and their siblings only.
+func (r *Report) CallpathName(n uint32) string {
+	var elems []string
+	for ; n != unify.None; n = r.Tree.Nodes[n].Parent {
+		node := r.Tree.Nodes[n]
+		e := cube.KeyName(r.RegionName(node.Region))
+		sibs := r.Tree.Roots
+		if node.Parent != unify.None {
+			sibs = r.Tree.Nodes[node.Parent].Children
+		}
+		k := 1
+		for _, s := range sibs {
+			if s == n {
+				break
+			}
+			if cube.KeyName(r.RegionName(r.Tree.Nodes[s].Region)) == e {
+				k++
+			}
+		}
+		if k > 1 {
+			e += "#" + strconv.Itoa(k)
+		}
+		elems = append(elems, e)
+	}
+	slices.Reverse(elems)
+	return strings.Join(elems, "/")
+}
+
+// callpathKeys returns the key of every call path (cube.PathKeys).
+func (r *Report) callpathKeys() []string {
+	parent, name := make([]int, len(r.Tree.Nodes)), make([]string, len(r.Tree.Nodes))
+	for i, n := range r.Tree.Nodes {
+		parent[i], name[i] = -1, r.RegionName(n.Region)
+		if n.Parent != unify.None {
+			parent[i] = int(n.Parent)
+		}
+	}
+	return cube.PathKeys(parent, name)
+}

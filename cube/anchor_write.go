@@ -105,8 +105,12 @@ func escape(s string) string {
 			b.WriteString("&apos;")
 		case r == '"':
 			b.WriteString("&quot;")
-		case r == '\n' || r == '\r':
-			b.WriteByte(' ')
+		case r == '\n':
+			b.WriteString("&#10;") // kept through attribute normalization
+		case r == '\r':
+			b.WriteString("&#13;")
+		case r == '\t':
+			b.WriteString("&#9;")
 		case r < 0x20 && r != '\t', r == 0xFFFE, r == 0xFFFF:
 			b.WriteRune('\uFFFD')
 		default:

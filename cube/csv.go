@@ -35,17 +35,23 @@ type Cell struct {
 //   - metric inclusive: the stored values, which along the metric tree
 //     already include the child metrics.
 //
-// Derived metrics, which store nothing, have no cells. Cnodes with the
-// same call path keep separate cells.
+// Derived metrics, which store nothing, have no cells. Call paths are
+// keyed as PathKeys says: siblings of one name are told apart.
 func (r *Report) Cells() []Cell {
-	all := r.AllCnodes()
-	paths := make([]string, len(all))
-	for _, c := range all { // parents come before their children
-		if c.Parent == nil {
-			paths[c.ID] = c.Region.Name
-		} else {
-			paths[c.ID] = paths[c.Parent.ID] + "/" + c.Region.Name
+	all := r.AllCnodes() // parents before their children
+	pos := make(map[*Cnode]int, len(all))
+	parent, name := make([]int, len(all)), make([]string, len(all))
+	for i, c := range all {
+		pos[c] = i
+		parent[i], name[i] = -1, c.Region.Name
+		if c.Parent != nil {
+			parent[i] = pos[c.Parent]
 		}
+	}
+	keys := PathKeys(parent, name)
+	paths := make([]string, len(all))
+	for i, c := range all {
+		paths[c.ID] = keys[i]
 	}
 	locs := r.Locations()
 	ranks := make([]string, len(locs))

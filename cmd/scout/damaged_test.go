@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"scout/internal/tracetest"
 	"scout/localtrace/otf2"
 )
@@ -298,5 +300,98 @@ func TestMissingLocalDefs(t *testing.T) {
 	err := run([]string{"-q", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), missing+" is missing") {
 		t.Errorf("error %v, want one naming %s", err, missing)
+	}
+}
+
+// TestCallpathKeys: call paths are keyed uniquely and unambiguously, and
+// alike in the analysis's CSV and in `scout report --csv` of its report:
+// two regions of one name under one parent, a name with '/', names with
+// a newline, a tab, '#', '\' and invalid UTF-8.
+func TestCallpathKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", "1", "--phase", "compute_phase"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := a.ReadGlobalDefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"f", "f", "a/b", "a", "x\ny", "tab\there", "#2", `back\slash`, "bad\xffname"}
+	var regions []uint32
+	for i, n := range names {
+		name := uint32(len(defs.Strings))
+		defs.Strings = append(defs.Strings, otf2.String{Self: name, Value: n})
+		file := uint32(len(defs.Strings))
+		defs.Strings = append(defs.Strings, otf2.String{Self: file, Value: fmt.Sprintf("file%d.c", i)})
+		r := defs.Regions[0]
+		r.Self, r.Name, r.Canonical, r.File = uint32(len(defs.Regions)), name, name, file
+		defs.Regions = append(defs.Regions, r)
+		regions = append(regions, r.Self)
+	}
+	var gd bytes.Buffer
+	if _, err := otf2.EncodeGlobalDefs(&gd, defs, a.Anchor.ChunkSizeDefs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inserted := false
+	rewriteEvents(t, dir, 0, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if err := w.Write(ev); err != nil || ev.Type != otf2.EvEnter || inserted {
+			return err
+		}
+		inserted = true
+		for i, r := range regions {
+			if err := w.Enter(ev.Time+uint64(10*i), r); err != nil {
+				return err
+			}
+			if names[i] == "a" { // a → b, next to the region named "a/b"
+				if err := w.Enter(ev.Time+uint64(10*i+1), regions[0]); err != nil {
+					return err
+				}
+				if err := w.Leave(ev.Time+uint64(10*i+2), regions[0]); err != nil {
+					return err
+				}
+			}
+			if err := w.Leave(ev.Time+uint64(10*i+5), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	out := t.TempDir()
+	var csv bytes.Buffer
+	if err := run([]string{"-q", "-o", out, "--csv", "-", dir}, &csv, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var fromReport bytes.Buffer
+	if err := run([]string{"report", "--csv", "-", filepath.Join(out, "scout.cubex")}, &fromReport, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(csv string) map[string]bool {
+		k := map[string]bool{}
+		for _, line := range strings.Split(csv, "\n") {
+			if strings.HasPrefix(line, "visits,") {
+				f := strings.Split(line, ",")
+				if k[f[1]] {
+					t.Errorf("key %q appears twice", f[1])
+				}
+				k[f[1]] = true
+			}
+		}
+		return k
+	}
+	got, fromCube := keys(csv.String()), keys(fromReport.String())
+	for _, want := range []string{"f", "f#2", `a\/b`, "a/f", `x\ny`, `tab\there`, `\#2`, `back\\slash`, "bad\uFFFDname"} {
+		if want = "tracegen/main/" + want; !got[want] {
+			t.Errorf("the analysis's CSV lacks the key %q: %v", want, got)
+		}
+	}
+	if diff := cmp.Diff(got, fromCube); diff != "" {
+		t.Errorf("keys (-analysis +report):\n%s", diff)
 	}
 }
