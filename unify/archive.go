@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"scout/localtrace/otf2"
 )
@@ -89,6 +90,17 @@ func Definitions(path string) (*Result, error) {
 		return nil, err
 	}
 	if a.Anchor.HasGlobalDefFile {
+		return nil, fmt.Errorf("%w: %s exists", ErrUnified, a.GlobalDefPath())
+	}
+	// One unification of an archive at a time: a second one (another
+	// analysis of the same archive started meanwhile) waits, then finds
+	// the archive unified.
+	unlock, err := lockArchive(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(a.GlobalDefPath()); err == nil {
 		return nil, fmt.Errorf("%w: %s exists", ErrUnified, a.GlobalDefPath())
 	}
 	res, err := timerResolution(a)
@@ -244,6 +256,27 @@ func listLocations(a *otf2.Archive) ([]uint64, error) {
 	}
 	slices.Sort(locs)
 	return locs, nil
+}
+
+// lockArchive takes an exclusive lock on the archive (a lock file beside
+// its anchor), waiting for another process's unification to end. An
+// archive whose directory cannot be written cannot be unified in place:
+// that is an error that says so.
+func lockArchive(a *otf2.Archive) (unlock func(), err error) {
+	p := a.AnchorPath() + ".unify-lock"
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("unify: the archive %s has only local definitions, and they cannot be unified in place: %w (unify a writable copy: scout unify COPY)", a.Dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("unify: locking %s: %w", p, err)
+	}
+	return func() {
+		os.Remove(p)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 func readLocal(a *otf2.Archive, loc uint64) (*otf2.LocalDefs, error) {

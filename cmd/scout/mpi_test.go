@@ -334,3 +334,43 @@ func scoutLines(s string) string {
 	}
 	return s
 }
+
+// TestMPIDifferentTraces: processes given different archives (an MPMD
+// launch) refuse to run instead of merging them.
+func TestMPIDifferentTraces(t *testing.T) {
+	bin := buildMPI(t)
+	a := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	b := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_wait_barrier")
+	out := t.TempDir()
+	cmd := mpirun(2, bin, "-q", "-o", out, a, ":", "-np", "2", bin, "-q", "-o", out, b)
+	got, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatal("exit status 0 for processes given different traces")
+	}
+	if !strings.Contains(string(got), "different traces") {
+		t.Errorf("output does not say the traces differ:\n%s", got)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("the refused run left %d files", len(ents))
+	}
+}
+
+// TestRootCauseOnce: a rank that fails makes the others stop; the cause
+// is printed once, first, then how many ranks it stopped.
+func TestRootCauseOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	copyDir(t, filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8"), dir)
+	if err := os.Remove(filepath.Join(dir, "traces", "5.evt")); err != nil {
+		t.Fatal(err)
+	}
+	err := run([]string{"-q", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
+	if err == nil {
+		t.Fatal("no error for a missing event file")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{"rank 5: otf2: location 5: event file " + filepath.Join(dir, "traces", "5.evt") + " is missing",
+		"(7 other ranks stopped because of this)"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+}

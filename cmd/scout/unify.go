@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -67,5 +68,8 @@ func unifyIfNeeded(path string, prog *progress) error {
 	if err != nil || !need {
 		return err
 	}
-	return unifyArchive(path, prog)
+	if err := unifyArchive(path, prog); !errors.Is(err, unify.ErrUnified) {
+		return err
+	}
+	return nil // another analysis unified it meanwhile
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
@@ -59,5 +60,36 @@ func TestUnifyLocalDefs(t *testing.T) {
 				t.Errorf("second scout unify: error %v, want ErrUnified", err)
 			}
 		})
+	}
+}
+
+// TestUnifyConcurrent: analyses started at once on one archive with only
+// local definitions unify it once (the others wait) and agree.
+func TestUnifyConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "local")
+	if err := run([]string{"tracegen", "-q", "-o", trace, "--ranks", "6", "--local-defs"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	csvs := make([]bytes.Buffer, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			errs <- run([]string{"-q", "-o", filepath.Join(dir, fmt.Sprint("out", i)), "--csv", "-", trace}, &csvs[i], io.Discard)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if !bytes.Equal(csvs[i].Bytes(), csvs[0].Bytes()) {
+			t.Errorf("analysis %d differs from analysis 0", i)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(trace, "*.unify-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
