@@ -163,8 +163,7 @@ func analysisOutputs(o options) (s *outputSet, report, stat string, err error) {
 
 // writeAnalysis writes the outputs of an analysis, all or none.
 func writeAnalysis(s *outputSet, rep *combine.Report, report, stat, csv string, stdout io.Writer) error {
-	s.start()
-	err := func() error {
+	return s.writeAll(func() error {
 		cr, err := rep.Cube()
 		if err != nil {
 			return fmt.Errorf("building the report: %w", err)
@@ -180,12 +179,8 @@ func writeAnalysis(s *outputSet, rep *combine.Report, report, stat, csv string, 
 				return fmt.Errorf("writing CSV: %w", err)
 			}
 		}
-		return s.commit()
-	}()
-	if err != nil {
-		s.abort()
-	}
-	return err
+		return nil
+	})
 }
 
 // printDefaults prints the flags of fs to w as GNU tools list them: a

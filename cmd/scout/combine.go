@@ -60,13 +60,7 @@ func runCombine(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	outs.start()
-	err = outs.writeCube(*out, merged)
-	if err == nil {
-		err = outs.commit()
-	}
-	if err != nil {
-		outs.abort()
+	if err := outs.writeAll(func() error { return outs.writeCube(*out, merged) }); err != nil {
 		return err
 	}
 	prog.printf("merged %d reports (%d locations, %d call paths) into %s", len(parts), len(merged.Locations()), len(merged.AllCnodes()), *out)

@@ -210,56 +210,27 @@ func TestOddShapes(t *testing.T) {
 		maxAlloc   uint64 // bytes allocated in all (garbage included)
 	}{{"40 000 levels", 40_000, 0, 1 << 30}, {"200 000 callees", 0, 200_000, 4 << 30}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "trace")
-			if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", "1", "--phase", "compute_phase"}, io.Discard, io.Discard); err != nil {
-				t.Fatal(err)
+			callees := make([]string, tc.wide)
+			for i := range callees {
+				callees[i] = fmt.Sprintf("f%d", i)
 			}
-			a, err := otf2.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defs, err := a.ReadGlobalDefs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var regions []uint32 // the callees
-			for i := range tc.wide {
-				name := uint32(len(defs.Strings))
-				defs.Strings = append(defs.Strings, otf2.String{Self: name, Value: fmt.Sprintf("f%d", i)})
-				r := defs.Regions[0]
-				r.Self, r.Name, r.Canonical = uint32(len(defs.Regions)), name, name
-				defs.Regions = append(defs.Regions, r)
-				regions = append(regions, r.Self)
-			}
-			var gd bytes.Buffer
-			if _, err := otf2.EncodeGlobalDefs(&gd, defs, a.Anchor.ChunkSizeDefs); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			inserted := false
-			rewriteEvents(t, dir, 0, func(ev *otf2.Event, w *otf2.EventWriter) error {
-				if err := w.Write(ev); err != nil || ev.Type != otf2.EvEnter || inserted {
-					return err
-				}
-				inserted = true
-				r := uint32(ev.Args[0])
+			dir := singleRankTrace(t, callees, func(w *otf2.EventWriter, first *otf2.Event, regions []uint32) error {
+				r := uint32(first.Args[0])
 				for range tc.deep {
-					if err := w.Enter(ev.Time, r); err != nil {
+					if err := w.Enter(first.Time, r); err != nil {
 						return err
 					}
 				}
 				for range tc.deep {
-					if err := w.Leave(ev.Time, r); err != nil {
+					if err := w.Leave(first.Time, r); err != nil {
 						return err
 					}
 				}
 				for _, c := range regions {
-					if err := w.Enter(ev.Time, c); err != nil {
+					if err := w.Enter(first.Time, c); err != nil {
 						return err
 					}
-					if err := w.Leave(ev.Time, c); err != nil {
+					if err := w.Leave(first.Time, c); err != nil {
 						return err
 					}
 				}
@@ -308,56 +279,21 @@ func TestMissingLocalDefs(t *testing.T) {
 // two regions of one name under one parent, a name with '/', names with
 // a newline, a tab, '#', '\' and invalid UTF-8.
 func TestCallpathKeys(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "trace")
-	if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", "1", "--phase", "compute_phase"}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	a, err := otf2.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := a.ReadGlobalDefs()
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := []string{"f", "f", "a/b", "a", "x\ny", "tab\there", "#2", `back\slash`, "bad\xffname"}
-	var regions []uint32
-	for i, n := range names {
-		name := uint32(len(defs.Strings))
-		defs.Strings = append(defs.Strings, otf2.String{Self: name, Value: n})
-		file := uint32(len(defs.Strings))
-		defs.Strings = append(defs.Strings, otf2.String{Self: file, Value: fmt.Sprintf("file%d.c", i)})
-		r := defs.Regions[0]
-		r.Self, r.Name, r.Canonical, r.File = uint32(len(defs.Regions)), name, name, file
-		defs.Regions = append(defs.Regions, r)
-		regions = append(regions, r.Self)
-	}
-	var gd bytes.Buffer
-	if _, err := otf2.EncodeGlobalDefs(&gd, defs, a.Anchor.ChunkSizeDefs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inserted := false
-	rewriteEvents(t, dir, 0, func(ev *otf2.Event, w *otf2.EventWriter) error {
-		if err := w.Write(ev); err != nil || ev.Type != otf2.EvEnter || inserted {
-			return err
-		}
-		inserted = true
+	dir := singleRankTrace(t, names, func(w *otf2.EventWriter, first *otf2.Event, regions []uint32) error {
 		for i, r := range regions {
-			if err := w.Enter(ev.Time+uint64(10*i), r); err != nil {
+			if err := w.Enter(first.Time+uint64(10*i), r); err != nil {
 				return err
 			}
-			if names[i] == "a" { // a → b, next to the region named "a/b"
-				if err := w.Enter(ev.Time+uint64(10*i+1), regions[0]); err != nil {
+			if names[i] == "a" { // a → f, next to the region named "a/b"
+				if err := w.Enter(first.Time+uint64(10*i+1), regions[0]); err != nil {
 					return err
 				}
-				if err := w.Leave(ev.Time+uint64(10*i+2), regions[0]); err != nil {
+				if err := w.Leave(first.Time+uint64(10*i+2), regions[0]); err != nil {
 					return err
 				}
 			}
-			if err := w.Leave(ev.Time+uint64(10*i+5), r); err != nil {
+			if err := w.Leave(first.Time+uint64(10*i+5), r); err != nil {
 				return err
 			}
 		}
@@ -394,4 +330,52 @@ func TestCallpathKeys(t *testing.T) {
 	if diff := cmp.Diff(got, fromCube); diff != "" {
 		t.Errorf("keys (-analysis +report):\n%s", diff)
 	}
+}
+
+// singleRankTrace writes a one-rank trace into a new directory, with a
+// region for each of names (each in a file of its own) added to its
+// definitions, and at its first Enter the events insert writes; it
+// returns the directory.
+func singleRankTrace(t *testing.T, names []string, insert func(w *otf2.EventWriter, first *otf2.Event, regions []uint32) error) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", "1", "--phase", "compute_phase"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := a.ReadGlobalDefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(v string) uint32 {
+		defs.Strings = append(defs.Strings, otf2.String{Self: uint32(len(defs.Strings)), Value: v})
+		return uint32(len(defs.Strings) - 1)
+	}
+	var regions []uint32
+	for i, n := range names {
+		r := defs.Regions[0]
+		r.Self, r.Name, r.File = uint32(len(defs.Regions)), str(n), str(fmt.Sprintf("file%d.c", i))
+		r.Canonical = r.Name
+		defs.Regions = append(defs.Regions, r)
+		regions = append(regions, r.Self)
+	}
+	var gd bytes.Buffer
+	if _, err := otf2.EncodeGlobalDefs(&gd, defs, a.Anchor.ChunkSizeDefs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(a.GlobalDefPath(), gd.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inserted := false
+	rewriteEvents(t, dir, 0, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if err := w.Write(ev); err != nil || ev.Type != otf2.EvEnter || inserted {
+			return err
+		}
+		inserted = true
+		return insert(w, ev, regions)
+	})
+	return dir
 }

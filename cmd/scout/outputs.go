@@ -128,6 +128,20 @@ func (s *outputSet) find(path string) (*output, error) {
 	return nil, fmt.Errorf("internal error: output %s was not declared", path)
 }
 
+// writeAll writes the outputs with write (through s.write and
+// s.writeCube) and commits them, or, if anything fails, removes them all.
+func (s *outputSet) writeAll(write func() error) error {
+	s.start()
+	err := write()
+	if err == nil {
+		err = s.commit()
+	}
+	if err != nil {
+		s.abort()
+	}
+	return err
+}
+
 // start makes s the active set: a signal from now on removes its
 // temporary files.
 func (s *outputSet) start() {

@@ -60,13 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	cells := rep.Cells()
 	if *csvOut != "" {
-		outs.start()
-		err := outs.write(*csvOut, stdout, rep.CSV)
-		if err == nil {
-			err = outs.commit()
-		}
-		if err != nil {
-			outs.abort()
+		if err := outs.writeAll(func() error { return outs.write(*csvOut, stdout, rep.CSV) }); err != nil {
 			return fmt.Errorf("writing CSV: %w", err)
 		}
 		if *csvOut == "-" {

@@ -161,13 +161,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 		if err := outs.add(*expect); err != nil {
 			return fmt.Errorf("--expect: %w", err)
 		}
-		outs.start()
-		err := outs.write(*expect, stdout, sum.WriteCSV)
-		if err == nil {
-			err = outs.commit()
-		}
-		if err != nil {
-			outs.abort()
+		if err := outs.writeAll(func() error { return outs.write(*expect, stdout, sum.WriteCSV) }); err != nil {
 			return fmt.Errorf("writing closed-form results: %w", err)
 		}
 		prog.printf("wrote closed-form results to %s", *expect)
