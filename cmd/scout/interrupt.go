@@ -14,7 +14,12 @@ import (
 // 128 + the signal number. It never removes a final output: one that a
 // command has committed stays, and the earlier ones it would have
 // replaced are untouched until the commit, which a signal waits for.
+//
+// SIGXFSZ (a write beyond the file size limit, RLIMIT_FSIZE, that batch
+// systems set) is ignored, so that the write fails with an error and the
+// command removes its partial outputs instead of being killed.
 func handleSignals(stderr io.Writer) {
+	signal.Ignore(syscall.SIGXFSZ)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {

@@ -243,3 +243,49 @@ func TestTracegenDirectory(t *testing.T) {
 		t.Errorf("a stopped tracegen left %d entries (%s …)", len(ents), ents[0].Name())
 	}
 }
+
+// TestFileSizeLimit: a write beyond the file size limit (ulimit -f, as
+// batch systems set it) fails with an error instead of killing scout, so
+// it removes what it wrote: tracegen leaves no partial archive, and an
+// analysis leaves the earlier outputs as they were.
+func TestFileSizeLimit(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "scout")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	limited := func(args ...string) (string, error) {
+		cmd := exec.Command("sh", append([]string{"-c", `ulimit -f 200 && exec "$@"`, "sh", bin}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	gen := filepath.Join(t.TempDir(), "gen")
+	out, err := limited("tracegen", "-q", "-o", gen, "--ranks", "4", "--events", "2000000")
+	if err == nil || !strings.Contains(out, "file too large") {
+		t.Errorf("tracegen beyond the limit: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(gen); len(ents) != 0 {
+		t.Errorf("tracegen left %d entries", len(ents))
+	}
+	// An analysis whose CSV exceeds the limit (100 KiB): the earlier
+	// outputs stay.
+	trace := filepath.Join(t.TempDir(), "trace")
+	if err := run([]string{"tracegen", "-q", "-o", trace, "--ranks", "64", "--phase", "halo_2d"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	small := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	if err := run([]string{"-q", "-o", dir, "--csv", filepath.Join(dir, "all.csv"), small}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "all.csv"))
+	out, err = limited("-q", "-o", dir, "--csv", filepath.Join(dir, "all.csv"), trace)
+	if err == nil || !strings.Contains(out, "file too large") {
+		t.Fatalf("analysis beyond the limit: %v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "all.csv")); !bytes.Equal(before, after) {
+		t.Error("the earlier CSV changed")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Errorf("%d files in the output directory, want the earlier 3", len(ents))
+	}
+}

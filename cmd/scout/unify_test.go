@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"scout/unify"
@@ -91,5 +94,40 @@ func TestUnifyConcurrent(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(trace, "*.unify-*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestUnifyReadOnly: an archive with only local definitions in a
+// directory the user cannot write gets a message that says so and what
+// to do. (Run as another user, since root may write anywhere.)
+func TestUnifyReadOnly(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and setpriv to run scout as another user")
+	}
+	bin := filepath.Join(t.TempDir(), "scout")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	base, err := os.MkdirTemp("", "scout-readonly-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	trace, out := filepath.Join(base, "trace"), filepath.Join(base, "out")
+	if err := run([]string{"tracegen", "-q", "-o", trace, "--local-defs"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{base, bin, filepath.Dir(bin)} {
+		os.Chmod(d, 0o755)
+	}
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(out, 0o777)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-q", "-o", out, trace)
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "cannot be unified in place") || !strings.Contains(string(msg), "writable copy") {
+		t.Errorf("error %v:\n%s", err, msg)
 	}
 }
