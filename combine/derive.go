@@ -6,6 +6,7 @@ import (
 
 	"scout/cube"
 	"scout/localtrace"
+	"scout/localtrace/otf2"
 	"scout/unify"
 )
 
@@ -186,7 +187,7 @@ func (d *deriver) imbalance() {
 	inParallel := make([]bool, n)
 	for cp, c := range d.p.Callpaths {
 		r := c.Region
-		inParallel[cp] = r.Paradigm == ParadigmOpenMP && r.Role == RoleParallel ||
+		inParallel[cp] = r.Paradigm == otf2.ParadigmOpenMP && r.Role == otf2.RoleParallel ||
 			c.Parent >= 0 && inParallel[c.Parent]
 	}
 	for cp := range n {

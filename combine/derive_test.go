@@ -214,38 +214,38 @@ func TestMetricTree(t *testing.T) {
 // TestClassify checks call-path categories of typical regions.
 func TestClassify(t *testing.T) {
 	mpi := func(name string, role uint8) RegionInfo {
-		return RegionInfo{Name: name, Paradigm: ParadigmMPI, Role: role}
+		return RegionInfo{Name: name, Paradigm: otf2.ParadigmMPI, Role: role}
 	}
 	tests := []struct {
 		r    RegionInfo
 		want class
 	}{
-		{RegionInfo{Name: "main", Paradigm: ParadigmCompiler, Role: RoleFunction}, cExecution},
-		{RegionInfo{Name: "TRACE BUFFER FLUSH", Paradigm: ParadigmMeasurementSystem, Role: RoleArtificial}, cOverhead},
-		{mpi("MPI_Init", RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtStartup},
-		{mpi("MPI_Comm_split", RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtComm},
-		{mpi("MPI_Barrier", RoleBarrier), cExecution | hasMPI | cMPI | cMPISyncCollective},
-		{mpi("MPI_Recv", RolePoint2Point), cExecution | hasMPI | cMPI | cMPICommP2P},
-		{mpi("MPI_Waitall", RoleFunction), cExecution | hasMPI | cMPI | cMPICommP2P},
-		{mpi("MPI_Allreduce", RoleCollAll2All), cExecution | hasMPI | cMPI | cMPICommCollective},
-		{mpi("MPI_Put", RoleRMA), cExecution | hasMPI | cMPI | cMPICommRMA | cMPICommRMAPuts},
-		{mpi("MPI_Accumulate", RoleAtomic), cExecution | hasMPI | cMPI | cMPICommRMA | cMPICommRMAAtomics},
-		{mpi("MPI_Win_fence", RoleBarrier), cExecution | hasMPI | cMPI | cMPISyncCollective | cMPISyncRMAActive},
-		{mpi("MPI_Win_lock", RoleFunction), cExecution | hasMPI | cMPI | cMPISyncRMAPassive},
-		{mpi("MPI_Win_create", RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtWin},
-		{mpi("MPI_File_open", RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtFile | cMPIFileCops},
-		{mpi("MPI_File_seek", RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtFile | cMPIFileIops},
-		{mpi("MPI_File_read_at", RoleFunction), cExecution | hasMPI | cMPI | cMPIFileIndividual | cMPIFileIops | cMPIFileIrops},
-		{mpi("MPI_File_write_all", RoleFunction), cExecution | hasMPI | cMPI | cMPIFileCollective | cMPIFileCops | cMPIFileCwops},
-		{mpi("PARALLEL", RoleFunction), cExecution | hasMPI},
-		{RegionInfo{Name: "!$omp ibarrier", Paradigm: ParadigmOpenMP, Role: RoleImplicitBarrier}, cExecution | hasOpenMP | cOMPSyncIBarrier},
-		{RegionInfo{Name: "omp_set_lock", Paradigm: ParadigmOpenMP, Role: RoleFunction}, cExecution | hasOpenMP | cOMPSyncLockAPI},
-		{RegionInfo{Name: "pthread_mutex_lock", Paradigm: ParadigmPthread, Role: RoleFunction}, cExecution | hasPthread | cPthreadSyncMutex},
-		{RegionInfo{Name: "cudaMemcpy", Paradigm: ParadigmCUDA, Role: RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAComm},
-		{RegionInfo{Name: "cuLaunchKernel_v2", Paradigm: ParadigmCUDA, Role: RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAKernelLaunches},
-		{RegionInfo{Name: "BUFFER FLUSH", Paradigm: ParadigmOpenCL}, hasOpenCL | cOverhead},
-		{RegionInfo{Name: "vecadd", Paradigm: ParadigmOpenCL, File: "OPENCL_KERNEL"}, cExecution | hasOpenCL | cOpenCL | hasOpenCLKernels | cOpenCLKernelExecutions},
-		{RegionInfo{Name: "acc_wait@foo.c:12", Paradigm: ParadigmOpenACC}, cExecution | hasOpenACC | cOpenACC | cOpenACCSync},
+		{RegionInfo{Name: "main", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}, cExecution},
+		{RegionInfo{Name: "TRACE BUFFER FLUSH", Paradigm: otf2.ParadigmMeasurementSystem, Role: otf2.RoleArtificial}, cOverhead},
+		{mpi("MPI_Init", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtStartup},
+		{mpi("MPI_Comm_split", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtComm},
+		{mpi("MPI_Barrier", otf2.RoleBarrier), cExecution | hasMPI | cMPI | cMPISyncCollective},
+		{mpi("MPI_Recv", otf2.RolePoint2Point), cExecution | hasMPI | cMPI | cMPICommP2P},
+		{mpi("MPI_Waitall", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPICommP2P},
+		{mpi("MPI_Allreduce", otf2.RoleCollAll2All), cExecution | hasMPI | cMPI | cMPICommCollective},
+		{mpi("MPI_Put", otf2.RoleRMA), cExecution | hasMPI | cMPI | cMPICommRMA | cMPICommRMAPuts},
+		{mpi("MPI_Accumulate", otf2.RoleAtomic), cExecution | hasMPI | cMPI | cMPICommRMA | cMPICommRMAAtomics},
+		{mpi("MPI_Win_fence", otf2.RoleBarrier), cExecution | hasMPI | cMPI | cMPISyncCollective | cMPISyncRMAActive},
+		{mpi("MPI_Win_lock", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPISyncRMAPassive},
+		{mpi("MPI_Win_create", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtWin},
+		{mpi("MPI_File_open", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtFile | cMPIFileCops},
+		{mpi("MPI_File_seek", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIMgmtFile | cMPIFileIops},
+		{mpi("MPI_File_read_at", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIFileIndividual | cMPIFileIops | cMPIFileIrops},
+		{mpi("MPI_File_write_all", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIFileCollective | cMPIFileCops | cMPIFileCwops},
+		{mpi("PARALLEL", otf2.RoleFunction), cExecution | hasMPI},
+		{RegionInfo{Name: "!$omp ibarrier", Paradigm: otf2.ParadigmOpenMP, Role: otf2.RoleImplicitBarrier}, cExecution | hasOpenMP | cOMPSyncIBarrier},
+		{RegionInfo{Name: "omp_set_lock", Paradigm: otf2.ParadigmOpenMP, Role: otf2.RoleFunction}, cExecution | hasOpenMP | cOMPSyncLockAPI},
+		{RegionInfo{Name: "pthread_mutex_lock", Paradigm: otf2.ParadigmPthread, Role: otf2.RoleFunction}, cExecution | hasPthread | cPthreadSyncMutex},
+		{RegionInfo{Name: "cudaMemcpy", Paradigm: otf2.ParadigmCUDA, Role: otf2.RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAComm},
+		{RegionInfo{Name: "cuLaunchKernel_v2", Paradigm: otf2.ParadigmCUDA, Role: otf2.RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAKernelLaunches},
+		{RegionInfo{Name: "BUFFER FLUSH", Paradigm: otf2.ParadigmOpenCL}, hasOpenCL | cOverhead},
+		{RegionInfo{Name: "vecadd", Paradigm: otf2.ParadigmOpenCL, File: "OPENCL_KERNEL"}, cExecution | hasOpenCL | cOpenCL | hasOpenCLKernels | cOpenCLKernelExecutions},
+		{RegionInfo{Name: "acc_wait@foo.c:12", Paradigm: otf2.ParadigmOpenACC}, cExecution | hasOpenACC | cOpenACC | cOpenACCSync},
 	}
 	for _, tt := range tests {
 		if got := classify(tt.r); got != tt.want {
@@ -259,11 +259,11 @@ func TestClassify(t *testing.T) {
 func TestDeriveSynthetic(t *testing.T) {
 	p := &Profile{
 		Callpaths: []Callpath{
-			{Parent: -1, Region: RegionInfo{Name: "prog", Paradigm: ParadigmMeasurementSystem, Role: RoleArtificial}},
-			{Parent: 0, Region: RegionInfo{Name: "main", Paradigm: ParadigmCompiler, Role: RoleFunction}},
-			{Parent: 1, Region: RegionInfo{Name: "MPI_Recv", Paradigm: ParadigmMPI, Role: RolePoint2Point}},
-			{Parent: 1, Region: RegionInfo{Name: "work", Paradigm: ParadigmCompiler, Role: RoleFunction}},
-			{Parent: 1, Region: RegionInfo{Name: "TRACE BUFFER FLUSH", Paradigm: ParadigmMeasurementSystem, Role: RoleArtificial}},
+			{Parent: -1, Region: RegionInfo{Name: "prog", Paradigm: otf2.ParadigmMeasurementSystem, Role: otf2.RoleArtificial}},
+			{Parent: 0, Region: RegionInfo{Name: "main", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
+			{Parent: 1, Region: RegionInfo{Name: "MPI_Recv", Paradigm: otf2.ParadigmMPI, Role: otf2.RolePoint2Point}},
+			{Parent: 1, Region: RegionInfo{Name: "work", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
+			{Parent: 1, Region: RegionInfo{Name: "TRACE BUFFER FLUSH", Paradigm: otf2.ParadigmMeasurementSystem, Role: otf2.RoleArtificial}},
 		},
 		Locations: []localtrace.Placement{{Rank: 0}, {Rank: 1}, {Rank: 2}},
 		Values: map[string][][]float64{
@@ -345,7 +345,7 @@ func TestDeriveSynthetic(t *testing.T) {
 	}
 
 	// Without MPI regions the MPI metrics do not exist.
-	p.Callpaths[2].Region.Paradigm = ParadigmUser
+	p.Callpaths[2].Region.Paradigm = otf2.ParadigmUser
 	d = Derive(p)
 	for _, m := range d.Metrics {
 		if strings.HasPrefix(m.Unique, "mpi") || m.Unique == "syncs" || m.Unique == "bytes" {
@@ -359,9 +359,9 @@ func TestDeriveSynthetic(t *testing.T) {
 func TestImbalanceThreads(t *testing.T) {
 	p := &Profile{
 		Callpaths: []Callpath{
-			{Parent: -1, Region: RegionInfo{Name: "main", Paradigm: ParadigmCompiler, Role: RoleFunction}},
-			{Parent: 0, Region: RegionInfo{Name: "!$omp parallel", Paradigm: ParadigmOpenMP, Role: RoleParallel}},
-			{Parent: 1, Region: RegionInfo{Name: "loop", Paradigm: ParadigmCompiler, Role: RoleFunction}},
+			{Parent: -1, Region: RegionInfo{Name: "main", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
+			{Parent: 0, Region: RegionInfo{Name: "!$omp parallel", Paradigm: otf2.ParadigmOpenMP, Role: otf2.RoleParallel}},
+			{Parent: 1, Region: RegionInfo{Name: "loop", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
 		},
 		Locations: []localtrace.Placement{{Rank: 0}, {Rank: 0, Thread: 1}},
 		Values: map[string][][]float64{
@@ -386,8 +386,8 @@ func TestImbalanceThreads(t *testing.T) {
 func ExampleDerive() {
 	p := &Profile{
 		Callpaths: []Callpath{
-			{Parent: -1, Region: RegionInfo{Name: "main", Paradigm: ParadigmCompiler, Role: RoleFunction}},
-			{Parent: 0, Region: RegionInfo{Name: "MPI_Barrier", Paradigm: ParadigmMPI, Role: RoleBarrier}},
+			{Parent: -1, Region: RegionInfo{Name: "main", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
+			{Parent: 0, Region: RegionInfo{Name: "MPI_Barrier", Paradigm: otf2.ParadigmMPI, Role: otf2.RoleBarrier}},
 		},
 		Locations: []localtrace.Placement{{Rank: 0}, {Rank: 1}},
 		Values: map[string][][]float64{

@@ -3,6 +3,8 @@ package combine
 import (
 	"regexp"
 	"strings"
+
+	"scout/localtrace/otf2"
 )
 
 // RegionInfo describes the callee region of a call path as far as the derived
@@ -10,43 +12,10 @@ import (
 // and role, as Scalasca's remapping specification does.
 type RegionInfo struct {
 	Name     string // region name, e.g. "MPI_Recv"
-	Paradigm uint8  // OTF2 paradigm (ParadigmMPI, ...)
-	Role     uint8  // OTF2 region role (RoleBarrier, ...)
+	Paradigm uint8  // OTF2 paradigm (otf2.ParadigmMPI, ...)
+	Role     uint8  // OTF2 region role (otf2.RoleBarrier, ...)
 	File     string // source file; Cube's region "module", which marks GPU kernels
 }
-
-// OTF2 paradigms (OTF2_Paradigm) the classification distinguishes.
-const (
-	ParadigmUser              = 1
-	ParadigmCompiler          = 2
-	ParadigmOpenMP            = 3
-	ParadigmMPI               = 4
-	ParadigmCUDA              = 5
-	ParadigmMeasurementSystem = 6
-	ParadigmPthread           = 7
-	ParadigmOpenACC           = 18
-	ParadigmOpenCL            = 19
-)
-
-// OTF2 region roles (OTF2_RegionRole) the classification distinguishes.
-const (
-	RoleFunction        = 1
-	RoleParallel        = 5
-	RoleCritical        = 12
-	RoleAtomic          = 14
-	RoleBarrier         = 15
-	RoleImplicitBarrier = 16
-	RoleFlush           = 17
-	RoleOrdered         = 18
-	RoleTaskWait        = 22
-	RoleCollOne2All     = 23
-	RoleCollAll2One     = 24
-	RoleCollAll2All     = 25
-	RoleCollOther       = 26
-	RolePoint2Point     = 28
-	RoleRMA             = 29
-	RoleArtificial      = 31
-)
 
 // class is a set of call-path categories: the type masks of Scalasca's
 // remapping specification (share/scout.spec.in, <cubeplinit>) plus flags
@@ -176,7 +145,7 @@ func classify(r RegionInfo) class {
 	c := cExecution
 	n := r.Name
 	switch r.Paradigm {
-	case ParadigmMPI:
+	case otf2.ParadigmMPI:
 		c |= hasMPI
 		if n != "PARALLEL" {
 			c |= cMPI
@@ -198,7 +167,7 @@ func classify(r RegionInfo) class {
 		if reMPIWin.MatchString(n) {
 			c |= cMPIMgmtWin
 		}
-		if r.Role == RoleBarrier {
+		if r.Role == otf2.RoleBarrier {
 			c |= cMPISyncCollective
 		}
 		if reMPIRMAActive.MatchString(n) {
@@ -207,13 +176,13 @@ func classify(r RegionInfo) class {
 		if reMPIRMAPassive.MatchString(n) {
 			c |= cMPISyncRMAPassive
 		}
-		if r.Role == RolePoint2Point || reMPITestWait.MatchString(n) {
+		if r.Role == otf2.RolePoint2Point || reMPITestWait.MatchString(n) {
 			c |= cMPICommP2P
 		}
 		switch r.Role {
-		case RoleCollOne2All, RoleCollAll2One, RoleCollAll2All, RoleCollOther:
+		case otf2.RoleCollOne2All, otf2.RoleCollAll2One, otf2.RoleCollAll2All, otf2.RoleCollOther:
 			c |= cMPICommCollective
-		case RoleRMA, RoleAtomic:
+		case otf2.RoleRMA, otf2.RoleAtomic:
 			c |= cMPICommRMA
 			if reMPIPut.MatchString(n) {
 				c |= cMPICommRMAPuts
@@ -221,7 +190,7 @@ func classify(r RegionInfo) class {
 			if reMPIGet.MatchString(n) {
 				c |= cMPICommRMAGets
 			}
-			if r.Role == RoleAtomic {
+			if r.Role == otf2.RoleAtomic {
 				c |= cMPICommRMAAtomics
 			}
 		}
@@ -241,26 +210,26 @@ func classify(r RegionInfo) class {
 				c |= cMPIFileCwops
 			}
 		}
-	case ParadigmOpenMP:
+	case otf2.ParadigmOpenMP:
 		c |= hasOpenMP
 		switch r.Role {
-		case RoleBarrier:
+		case otf2.RoleBarrier:
 			c |= cOMPSyncEBarrier
-		case RoleImplicitBarrier:
+		case otf2.RoleImplicitBarrier:
 			c |= cOMPSyncIBarrier
-		case RoleAtomic, RoleCritical:
+		case otf2.RoleAtomic, otf2.RoleCritical:
 			c |= cOMPSyncCritical
-		case RoleOrdered:
+		case otf2.RoleOrdered:
 			c |= cOMPSyncOrdered
-		case RoleTaskWait:
+		case otf2.RoleTaskWait:
 			c |= cOMPSyncTaskwait
-		case RoleFlush:
+		case otf2.RoleFlush:
 			c |= cOMPFlush
 		}
 		if reOMPLockAPI.MatchString(n) {
 			c |= cOMPSyncLockAPI
 		}
-	case ParadigmPthread:
+	case otf2.ParadigmPthread:
 		c |= hasPthread
 		if rePthreadMgmt.MatchString(n) {
 			c |= cPthreadMgmt
@@ -271,7 +240,7 @@ func classify(r RegionInfo) class {
 		if rePthreadCond.MatchString(n) {
 			c |= cPthreadSyncCondition
 		}
-	case ParadigmOpenACC:
+	case otf2.ParadigmOpenACC:
 		c |= hasOpenACC | cOpenACC
 		if reACCSetup.MatchString(n) {
 			c |= cOpenACCSetup
@@ -285,7 +254,7 @@ func classify(r RegionInfo) class {
 		if reACCLaunch.MatchString(n) {
 			c |= cOpenACCKernelLaunches
 		}
-	case ParadigmOpenCL:
+	case otf2.ParadigmOpenCL:
 		c |= hasOpenCL
 		if n == "BUFFER FLUSH" {
 			c = c&^cExecution | cOverhead
@@ -307,7 +276,7 @@ func classify(r RegionInfo) class {
 		if r.File == "OPENCL_KERNEL" {
 			c |= hasOpenCLKernels | cOpenCLKernelExecutions
 		}
-	case ParadigmCUDA:
+	case otf2.ParadigmCUDA:
 		c |= hasCUDA
 		if n == "BUFFER FLUSH" {
 			c = c&^cExecution | cOverhead
@@ -329,7 +298,7 @@ func classify(r RegionInfo) class {
 		if r.File == "CUDA_KERNEL" {
 			c |= hasCUDAKernels | cCUDAKernelExecutions
 		}
-	case ParadigmMeasurementSystem:
+	case otf2.ParadigmMeasurementSystem:
 		if n == "TRACE BUFFER FLUSH" || n == "TRACING" {
 			c = c&^cExecution | cOverhead
 		}

@@ -206,3 +206,28 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestRanks checks the master-thread rule: thread 0 of each rank is its
+// master, ranks numbered 0..n-1.
+func TestRanks(t *testing.T) {
+	defs := &otf2.Defs{Locations: []otf2.Location{{Self: 10}, {Self: 11}, {Self: 12}, {Self: 13}}}
+	pl := map[uint64]Placement{10: {Rank: 1}, 11: {Rank: 0, Thread: 1}, 12: {Rank: 0}, 13: {Rank: 1, Thread: 1}}
+	masters, threads, err := Ranks(defs, pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{12, 10}, masters); diff != "" {
+		t.Errorf("masters (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]uint64{11, 13}, threads); diff != "" {
+		t.Errorf("threads (-want +got):\n%s", diff)
+	}
+	pl[10] = Placement{Rank: 2}
+	if _, _, err := Ranks(defs, pl); err == nil {
+		t.Error("ranks 0 and 2 only: no error")
+	}
+	pl[10] = Placement{Rank: 0}
+	if _, _, err := Ranks(defs, pl); err == nil {
+		t.Error("two master threads of rank 0: no error")
+	}
+}

@@ -67,3 +67,39 @@ func Placements(defs *otf2.Defs) (map[uint64]Placement, error) {
 	}
 	return p, nil
 }
+
+// Ranks splits the locations of defs by the master-thread rule: the
+// master thread (thread 0) of each MPI rank replays the rank's
+// communication, the other threads only have a profile. masters[r] is
+// rank r's master location; threads are the other locations, in the
+// order of the definitions. Ranks must be numbered 0..n-1, each with one
+// master thread.
+func Ranks(defs *otf2.Defs, pl map[uint64]Placement) (masters, threads []uint64, err error) {
+	n := 0
+	for _, l := range defs.Locations {
+		if pl[l.Self].Thread == 0 {
+			n++
+		}
+	}
+	masters = make([]uint64, n)
+	have := make([]bool, n)
+	for _, l := range defs.Locations {
+		p := pl[l.Self]
+		switch {
+		case p.Rank < 0 || p.Rank >= n:
+			return nil, nil, fmt.Errorf("location %d has MPI rank %d, but the trace has ranks 0..%d", l.Self, p.Rank, n-1)
+		case p.Thread != 0:
+			threads = append(threads, l.Self)
+		case have[p.Rank]:
+			return nil, nil, fmt.Errorf("MPI rank %d has two master threads (locations %d and %d)", p.Rank, masters[p.Rank], l.Self)
+		default:
+			masters[p.Rank], have[p.Rank] = l.Self, true
+		}
+	}
+	for r, ok := range have {
+		if !ok {
+			return nil, nil, fmt.Errorf("MPI ranks are not numbered 0..%d (rank %d has no master thread)", n-1, r)
+		}
+	}
+	return masters, threads, nil
+}

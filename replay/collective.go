@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"scout/localtrace"
+	"scout/localtrace/otf2"
 )
 
 // CollClass is the wait-state class of a collective operation.
@@ -22,24 +23,25 @@ const (
 // ClassOf classifies an OTF2 collective operation.
 func ClassOf(op uint8) CollClass {
 	switch op {
-	case 0:
+	case otf2.CollBarrier:
 		return CollBarrier
-	case 1, 4, 5:
+	case otf2.CollBcast, otf2.CollScatter, otf2.CollScatterv:
 		return CollOneToN
-	case 2, 3, 12:
+	case otf2.CollGather, otf2.CollGatherv, otf2.CollReduce:
 		return CollNToOne
-	case 6, 7, 8, 11, 13, 16:
+	case otf2.CollAllgather, otf2.CollAllgatherv, otf2.CollAlltoall, otf2.CollAllreduce,
+		otf2.CollReduceScatter, otf2.CollReduceScatterBlock:
 		return CollNxN
-	case 14, 15:
+	case otf2.CollScan, otf2.CollExscan:
 		return CollScan
 	}
-	return CollNone
+	return CollNone // Alltoallv/w, handle management
 }
 
 // Counted reports whether an OTF2 collective operation is an MPI
 // collective (not one of the handle-management pseudo collectives that
 // Score-P 8 writes around communicator creation, MPI_Init and MPI_Finalize).
-func Counted(op uint8) bool { return op <= 16 }
+func Counted(op uint8) bool { return op < otf2.CollCreateHandle }
 
 var (
 	negInf = math.Inf(-1)

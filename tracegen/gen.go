@@ -62,21 +62,6 @@ const (
 	groupSelf      = 2
 )
 
-// MPI collective operations (OTF2_CollectiveOp).
-const (
-	opBarrier       = 0
-	opBcast         = 1
-	opGather        = 2
-	opScatter       = 4
-	opAllgather     = 6
-	opAlltoall      = 8
-	opAllreduce     = 11
-	opReduce        = 12
-	opScan          = 14
-	opCreateHandle  = 17
-	opDestroyHandle = 18
-)
-
 const (
 	tagLateSender = 11
 	tagRing       = 15
@@ -476,7 +461,7 @@ func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 	w.MpiCollectiveBegin(t + 2*gp)
 	w.CommCreate(t+3*gp, id.world)
 	w.CommCreate(t+4*gp, id.self)
-	w.MpiCollectiveEnd(t+5*gp, opCreateHandle, id.world, otf2.Undef32, 0, 0)
+	w.MpiCollectiveEnd(t+5*gp, otf2.CollCreateHandle, id.world, otf2.Undef32, 0, 0)
 	w.Leave(t+6*gp, id.region[regInit])
 	w.Enter(t+7*gp, id.region[regCommRank])
 	w.Leave(t+8*gp, id.region[regCommRank])
@@ -504,7 +489,7 @@ func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 		w.Enter(t, id.region[g.extra[exCommFree]])
 		w.MpiCollectiveBegin(t)
 		w.CommDestroy(t+gp, comm)
-		w.MpiCollectiveEnd(t+2*gp, opDestroyHandle, comm, otf2.Undef32, 0, 0)
+		w.MpiCollectiveEnd(t+2*gp, otf2.CollDestroyHandle, comm, otf2.Undef32, 0, 0)
 		w.Leave(t+3*gp, id.region[g.extra[exCommFree]])
 		t += freeGaps * gp
 	}
@@ -512,7 +497,7 @@ func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 	w.MpiCollectiveBegin(t)
 	w.CommDestroy(t+gp, id.world)
 	w.CommDestroy(t+2*gp, id.self)
-	w.MpiCollectiveEnd(t+3*gp, opDestroyHandle, id.world, otf2.Undef32, 0, 0)
+	w.MpiCollectiveEnd(t+3*gp, otf2.CollDestroyHandle, id.world, otf2.Undef32, 0, 0)
 	w.Leave(t+4*gp, id.region[regFinalize])
 	w.Leave(t+5*gp, id.region[regMain])
 	pe := otf2.Event{Type: otf2.EvProgramEnd, Time: t + 6*gp, Args: [otf2.MaxArgs]uint64{1 << 63}}
@@ -532,7 +517,7 @@ func (g *gen) create(w *otf2.EventWriter, c *commSetup, r int, t uint64, id *ids
 	w.Enter(t, id.region[g.extra[call]])
 	w.MpiCollectiveBegin(t)
 	w.CommCreate(t+gp, id.comm[c.commOf(r)])
-	w.MpiCollectiveEnd(t+2*gp, opCreateHandle, id.world, otf2.Undef32, 0, 0)
+	w.MpiCollectiveEnd(t+2*gp, otf2.CollCreateHandle, id.world, otf2.Undef32, 0, 0)
 	w.Leave(t+3*gp, id.region[g.extra[call]])
 }
 
@@ -579,9 +564,9 @@ func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *
 		end = q + gp
 		w.Leave(end, id.region[regSendrecv])
 	case Allreduce, Barrier:
-		reg, op, bytes := id.region[regAllreduce], uint8(opAllreduce), uint64(collBytes)*uint64(n)
+		reg, op, bytes := id.region[regAllreduce], uint8(otf2.CollAllreduce), uint64(collBytes)*uint64(n)
 		if p.Kind == Barrier {
-			reg, op, bytes = id.region[regBarrier], opBarrier, 0
+			reg, op, bytes = id.region[regBarrier], otf2.CollBarrier, 0
 		}
 		amax := t + 2*gp + p.cmax
 		w.Enter(s, reg)
@@ -597,7 +582,7 @@ func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *
 		e := max(s, t+2*gp+p.c[0]) + gp
 		w.Enter(s, id.region[regBcast])
 		w.MpiCollectiveBegin(s)
-		w.MpiCollectiveEnd(e, opBcast, id.world, 0, sent, collBytes)
+		w.MpiCollectiveEnd(e, otf2.CollBcast, id.world, 0, sent, collBytes)
 		end = e + gp
 		w.Leave(end, id.region[regBcast])
 	default:
@@ -616,31 +601,31 @@ func (g *gen) collective(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id 
 	var e, sent, recvd uint64 // CollEnd time, bytes
 	switch p.Kind {
 	case Reduce, Gather:
-		reg, op = g.extra[exReduce], opReduce
+		reg, op = g.extra[exReduce], otf2.CollReduce
 		if p.Kind == Gather {
-			reg, op = g.extra[exGather], opGather
+			reg, op = g.extra[exGather], otf2.CollGather
 		}
 		e, sent = s+gp, collBytes
 		if r == 0 {
 			e, recvd = t+2*gp+p.cmax+gp, collBytes*n
 		}
 	case Scatter:
-		reg, op = g.extra[exScatter], opScatter
+		reg, op = g.extra[exScatter], otf2.CollScatter
 		e, recvd = max(s, t+2*gp+p.c[0])+gp, collBytes
 		if r == 0 {
 			sent = collBytes * n
 		}
 	case Scan:
-		reg, op, root = g.extra[exScan], opScan, otf2.Undef32
+		reg, op, root = g.extra[exScan], otf2.CollScan, otf2.Undef32
 		e, sent, recvd = t+2*gp+p.aux[r]+gp, collBytes*(n-uint64(r)), collBytes*uint64(r+1)
 	case Allgather, Alltoall:
-		reg, op, root = g.extra[exAllgather], opAllgather, otf2.Undef32
+		reg, op, root = g.extra[exAllgather], otf2.CollAllgather, otf2.Undef32
 		if p.Kind == Alltoall {
-			reg, op = g.extra[exAlltoall], opAlltoall
+			reg, op = g.extra[exAlltoall], otf2.CollAlltoall
 		}
 		e, sent, recvd = t+2*gp+p.cmax+gp, collBytes*n, collBytes*n
 	case RowAllreduce:
-		reg, op, root = regAllreduce, opAllreduce, otf2.Undef32
+		reg, op, root = regAllreduce, otf2.CollAllreduce, otf2.Undef32
 		row, size := r/p.dims[1], uint64(p.dims[1])
 		comm = id.comm[p.comm.commOf(r)]
 		e, sent, recvd = t+2*gp+p.aux[row]+gp, collBytes*size, collBytes*size

@@ -53,19 +53,9 @@ func analyze(o options, prog *progress) (*combine.Report, error) {
 		return nil, fmt.Errorf("%s defines no locations", a.GlobalDefPath())
 	}
 	// Master threads replay the MPI communication, one per world rank.
-	var masters, others []uint64
-	for _, l := range defs.Locations {
-		if pl[l.Self].Thread == 0 {
-			masters = append(masters, l.Self)
-		} else {
-			others = append(others, l.Self)
-		}
-	}
-	sort.Slice(masters, func(i, j int) bool { return pl[masters[i]].Rank < pl[masters[j]].Rank })
-	for i, l := range masters {
-		if pl[l].Rank != i {
-			return nil, fmt.Errorf("%s: MPI ranks are not numbered 0..%d (rank %d missing)", a.GlobalDefPath(), len(masters)-1, i)
-		}
+	masters, others, err := localtrace.Ranks(defs, pl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.GlobalDefPath(), err)
 	}
 	prog.printf("read definitions: %d locations (%d ranks), %d regions", n, len(masters), len(defs.Regions))
 	results := make([]locResult, 0, n)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,12 +79,11 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
-	ranks := 0
-	for _, l := range defs.Locations {
-		if pl[l.Self].Thread == 0 {
-			ranks++
-		}
+	allMasters, allThreads, err := localtrace.Ranks(defs, pl)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", a.GlobalDefPath(), err))
 	}
+	ranks := len(allMasters)
 	procs := w.Size()
 	if procs > ranks {
 		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with at most %d (mpirun -np %d)", ranks, procs, ranks, ranks))
@@ -94,29 +92,16 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	// process when there are as many processes as ranks, else blocks of
 	// consecutive ranks, whose messages stay in memory.
 	place := hpc.BlockPlacement(ranks, procs)
-	var masters, threads []uint64 // this process's locations
-	for _, l := range defs.Locations {
-		p := pl[l.Self]
-		if p.Rank < 0 || p.Rank >= ranks {
-			return fail(fmt.Errorf("%s: location %d has MPI rank %d, but the trace has ranks 0..%d", a.GlobalDefPath(), l.Self, p.Rank, ranks-1))
-		}
-		switch {
-		case place[p.Rank] != me:
-		case p.Thread == 0:
-			masters = append(masters, l.Self)
-		default:
-			threads = append(threads, l.Self)
+	var masters, threads []uint64 // this process's locations, masters by rank
+	for r, l := range allMasters {
+		if place[r] == me {
+			masters = append(masters, l)
 		}
 	}
-	sort.Slice(masters, func(i, j int) bool { return pl[masters[i]].Rank < pl[masters[j]].Rank })
-	for i, r := 0, 0; r < ranks; r++ {
-		if place[r] != me {
-			continue
+	for _, l := range allThreads {
+		if place[pl[l].Rank] == me {
+			threads = append(threads, l)
 		}
-		if i >= len(masters) || pl[masters[i]].Rank != r {
-			return fail(fmt.Errorf("%s: MPI ranks are not numbered 0..%d (rank %d has no master thread)", a.GlobalDefPath(), ranks-1, r))
-		}
-		i++
 	}
 	if procs == ranks {
 		prog.printf("analyzing %d ranks with %d MPI processes", ranks, procs)

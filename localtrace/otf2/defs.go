@@ -54,8 +54,6 @@ const (
 
 // Enumerations used by the analysis.
 const (
-	ParadigmMPI = 4
-
 	GroupTypeCommLocations = 4
 	GroupTypeCommGroup     = 5
 	GroupTypeCommSelf      = 6
@@ -65,10 +63,62 @@ const (
 	LocationTypeCPUThread = 1
 
 	LocationGroupTypeProcess = 1
+)
 
-	RoleArtificial = 31
-
+// Paradigms (OTF2_Paradigm).
+const (
+	ParadigmUser              = 1
+	ParadigmCompiler          = 2
+	ParadigmOpenMP            = 3
+	ParadigmMPI               = 4
+	ParadigmCUDA              = 5
 	ParadigmMeasurementSystem = 6
+	ParadigmPthread           = 7
+	ParadigmOpenACC           = 18
+	ParadigmOpenCL            = 19
+)
+
+// Region roles (OTF2_RegionRole).
+const (
+	RoleFunction        = 1
+	RoleParallel        = 5
+	RoleCritical        = 12
+	RoleAtomic          = 14
+	RoleBarrier         = 15
+	RoleImplicitBarrier = 16
+	RoleFlush           = 17
+	RoleOrdered         = 18
+	RoleTaskWait        = 22
+	RoleCollOne2All     = 23
+	RoleCollAll2One     = 24
+	RoleCollAll2All     = 25
+	RoleCollOther       = 26
+	RolePoint2Point     = 28
+	RoleRMA             = 29
+	RoleArtificial      = 31
+)
+
+// Collective operations (OTF2_CollectiveOp) of MPI_COLLECTIVE_END.
+const (
+	CollBarrier            = 0
+	CollBcast              = 1
+	CollGather             = 2
+	CollGatherv            = 3
+	CollScatter            = 4
+	CollScatterv           = 5
+	CollAllgather          = 6
+	CollAllgatherv         = 7
+	CollAlltoall           = 8
+	CollAlltoallv          = 9
+	CollAlltoallw          = 10
+	CollAllreduce          = 11
+	CollReduce             = 12
+	CollReduceScatter      = 13
+	CollScan               = 14
+	CollExscan             = 15
+	CollReduceScatterBlock = 16
+	CollCreateHandle       = 17
+	CollDestroyHandle      = 18
 )
 
 // ClockProperties gives the timer resolution and the global time offset.
