@@ -240,24 +240,33 @@ type reply struct {
 }
 
 // finish computes the result of an admitted collective.
+//
+// The result lives in the coordinator's reply buffer, reused by the next
+// call: when rank 0 computes call k+1, every member has called it, so
+// none still reads the result of call k (results are valid until the
+// member's next collective on the communicator).
 func (c *comm) finish(in []*contrib, seq int) *reply {
 	first := in[0]
-	out := &reply{}
+	out := &c.out
+	out.member = false
 	switch first.kind {
 	case kAllreduce:
-		out.vec = slices.Clone(first.vec)
+		out.vec = append(out.vec[:0], first.vec...)
 		for _, ct := range in[1:] {
 			combine(first.op, out.vec, ct.vec)
 		}
 	case kScan:
-		out.vecs = make([][]TimeRank, len(in))
-		out.vecs[0] = slices.Clone(first.vec)
+		for len(out.vecs) < len(in) {
+			out.vecs = append(out.vecs, nil)
+		}
+		out.vecs = out.vecs[:len(in)]
+		out.vecs[0] = append(out.vecs[0][:0], first.vec...)
 		for i := 1; i < len(in); i++ {
-			out.vecs[i] = slices.Clone(out.vecs[i-1])
+			out.vecs[i] = append(out.vecs[i][:0], out.vecs[i-1]...)
 			combine(first.op, out.vecs[i], in[i].vec)
 		}
 	case kBcast:
-		out.data = append([]byte{}, in[first.root].data...) // the root may reuse its buffer
+		out.data = append(out.data[:0], in[first.root].data...) // the root may reuse its buffer
 	case kCreate:
 		nc := &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
 		c.me.named++
@@ -273,7 +282,8 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 }
 
 // Allreduce returns the element-wise combination of every member's v.
-// The result is shared by the members: read it, do not change it.
+// The result is shared by the members: read it, do not change it; it is
+// valid until the caller's next collective on the communicator.
 func (c *comm) Allreduce(op Op, v []TimeRank) ([]TimeRank, error) {
 	c.cur = contrib{kind: kAllreduce, root: -1, op: op, vec: v}
 	res, err := c.collective(&c.cur)

@@ -28,8 +28,9 @@
 // A Comm belongs to one rank and must be used by one goroutine at a time,
 // like an MPI communicator without MPI_THREAD_MULTIPLE. The caller may
 // reuse every buffer it passes in as soon as a call returns, and every
-// buffer returned belongs to the caller alone, but for the results of
-// collectives, which are read-only.
+// buffer returned belongs to the caller alone until its next call of the
+// kind: a message until the next Recv, a collective's result (read-only,
+// shared by the members) until the next collective on the communicator.
 package hpc
 
 import "fmt"
@@ -49,6 +50,8 @@ type Comm interface {
 	// waits for the receiver.
 	Send(dest, tag int, data []byte) error
 	// Recv waits for and returns the next message from src with tag.
+	// The message is valid until the caller's next Recv (its buffer is
+	// then reused).
 	Recv(src, tag int) ([]byte, error)
 
 	// Allreduce combines the members' vectors element-wise with op

@@ -35,6 +35,7 @@ type comm struct {
 	cur  contrib
 	in   []*contrib
 	errs []string
+	out  reply // rank 0's result buffer (see finish)
 }
 
 var _ Comm = (*comm)(nil)
@@ -83,7 +84,7 @@ func (c *comm) post(dst, tag int, data []byte) error {
 	w := c.w
 	k := key{comm: c.info.id, src: c.me.id, tag: tag}
 	if r := w.ranks[dst]; r != nil {
-		w.deliver(r, k, message{data: append([]byte{}, data...)})
+		w.deliverCopy(r, k, data)
 		return nil
 	}
 	w.sent.Add(1)
@@ -105,8 +106,30 @@ func (c *comm) Recv(src, tag int) ([]byte, error) {
 	if err := c.check("Recv", "src", src, tag); err != nil {
 		return nil, err
 	}
-	m, err := c.w.await(c.me, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag})
+	r := c.me
+	if r.lent != nil { // the caller is done with the last message
+		r.mu.Lock()
+		r.free = append(r.free, r.lent[:0])
+		r.mu.Unlock()
+		r.lent = nil
+	}
+	m, err := c.w.await(r, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag})
+	if m.local {
+		r.lent = m.data
+	}
 	return m.data, err
+}
+
+// deliverCopy puts a copy of data into r's mailbox, in a buffer of r's
+// that a Recv returned before (no allocation once the buffers exist).
+func (w *world) deliverCopy(r *rank, k key, data []byte) {
+	r.mu.Lock()
+	var buf []byte
+	if n := len(r.free); n > 0 {
+		buf, r.free = r.free[n-1], r.free[:n-1]
+	}
+	r.mu.Unlock()
+	w.deliver(r, k, message{data: append(buf, data...), local: true})
 }
 
 // deliver puts a message into r's mailbox and wakes r if it waits for
@@ -244,11 +267,12 @@ func deadlockError(me, culprit int, verb, op string, state []string) error {
 // process, a collective contribution or reply itself, which spares the
 // wire encoding.
 type message struct {
-	kind msgKind
-	data []byte   // msgData
-	ct   *contrib // msgContrib
-	out  *reply   // msgReply
-	err  error    // msgContrib: the call's own error; msgReply: the collective's
+	kind  msgKind
+	local bool     // data is a buffer of the receiving rank's (deliverCopy)
+	data  []byte   // msgData
+	ct    *contrib // msgContrib
+	out   *reply   // msgReply
+	err   error    // msgContrib: the call's own error; msgReply: the collective's
 }
 
 type msgKind uint8

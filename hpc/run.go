@@ -92,7 +92,12 @@ type rank struct {
 	wake  chan struct{} // signalled when the wait may be over
 	named uint32        // communicators named as coordinator; own goroutine
 
+	// lent is the buffer the last Recv returned; it goes back to free
+	// at the next Recv (the rank's own goroutine only).
+	lent []byte
+
 	mu     sync.Mutex
+	free   [][]byte // buffers for messages from ranks of this process
 	queues map[key]*msgQueue
 	wait   *wait // what the rank waits for, nil if running; points to buf
 	buf    wait

@@ -90,14 +90,25 @@ func (s *outputSet) add(path string) error {
 		}
 	}
 	// Can files be created there? (Found now, not after the analysis.)
-	probe, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
-	if err != nil {
+	if err := probeDir(path); err != nil {
 		return fmt.Errorf("output %s: cannot write into its directory: %w", path, err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
 	s.outs = append(s.outs, &output{path: path})
 	return nil
+}
+
+// probeDir creates and removes a temporary file beside path, under
+// outputs.Lock: a signal that comes meanwhile waits, so that the probe
+// never stays behind.
+func probeDir(path string) error {
+	outputs.Lock()
+	defer outputs.Unlock()
+	probe, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
+	if err != nil {
+		return err
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // resolve returns the absolute path of p with its directory's symbolic

@@ -189,7 +189,11 @@ func TestInterruptedKeepsEarlierResults(t *testing.T) {
 			t.Errorf("after %v, %v (%v): the outputs are neither all the earlier nor all the new ones", delay*time.Millisecond, sig, err)
 		}
 		if ents, _ := os.ReadDir(out); len(ents) != len(names) {
-			t.Errorf("after %v, %v: %d files in the output directory, want %d", delay*time.Millisecond, sig, len(ents), len(names))
+			var got []string
+			for _, e := range ents {
+				got = append(got, e.Name())
+			}
+			t.Errorf("after %v, %v: files %q in the output directory, want %q", delay*time.Millisecond, sig, got, names)
 		}
 	}
 	if stopped == 0 {
