@@ -21,10 +21,10 @@ type Cell struct {
 func (r *Report) Cells() []Cell {
 	var cells []Cell
 	names := r.callpathKeys()
-	for _, m := range r.Metrics {
+	for id, m := range r.Metrics {
 		for _, res := range r.Results {
 			rank := r.Placements[res.Location].Label()
-			for cp, v := range res.Values[m.Name] {
+			for cp, v := range res.Row(id) {
 				if v != 0 {
 					cells = append(cells, Cell{Metric: m.Name, Callpath: names[cp], Rank: rank, Value: v, Integer: m.Integer})
 				}

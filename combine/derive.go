@@ -306,10 +306,10 @@ func (r *Report) Profile() *Profile {
 		p.Locations[l] = r.Placements[res.Location]
 	}
 	nloc := len(r.Results)
-	for _, m := range r.Metrics {
+	for id, m := range r.Metrics {
 		var rows [][]float64
 		for l, res := range r.Results {
-			for cp, x := range res.Values[m.Name] {
+			for cp, x := range res.Row(id) {
 				if x == 0 {
 					continue
 				}

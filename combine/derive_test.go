@@ -85,29 +85,31 @@ func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
 		pl[loc] = parseLabel(t, label)
 	}
 	rep := New(defs, tree, pl, patterns.Catalog)
-	computed := map[string]bool{}
-	for _, m := range patterns.Catalog {
-		computed[m.Name] = true
+	id := map[string]int{}
+	for i, m := range patterns.Catalog {
+		id[m.Name] = i
 	}
-	results := map[uint64]Result{}
+	results := map[uint64]*Result{}
 	for loc := range pl {
-		results[loc] = Result{Location: loc, Values: map[string][]float64{}}
+		results[loc] = &Result{Location: loc, Values: make([][]float64, len(patterns.Catalog))}
 	}
 	for k, v := range cells {
-		if !computed[k.Metric] {
+		m, ok := id[k.Metric]
+		if !ok {
 			continue
 		}
 		vals := results[labels[k.Rank]].Values
-		if vals[k.Metric] == nil {
-			vals[k.Metric] = make([]float64, len(tree.Nodes))
+		if vals[m] == nil {
+			vals[m] = make([]float64, len(tree.Nodes))
 		}
-		vals[k.Metric][index[k.Callpath]] = v
+		vals[m][index[k.Callpath]] = v
 	}
 	for _, res := range results {
-		if err := rep.Add(res); err != nil {
+		if err := rep.Add(*res); err != nil {
 			t.Fatal(err)
 		}
 	}
+	rep.Sort()
 	return rep
 }
 

@@ -13,27 +13,40 @@ import (
 	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
+	"scout/replay"
 	"scout/unify"
 )
 
 // Result is what the analysis of one location contributes: for each
-// metric, its values indexed by global call path.
+// metric, by its id (the index in patterns.Catalog), its values indexed
+// by global call path (nil: none).
 type Result struct {
 	Location uint64
-	Values   map[string][]float64
+	Values   [][]float64
 }
+
+// Row returns the values of metric id m (nil if none).
+func (res *Result) Row(m int) []float64 {
+	if m < len(res.Values) {
+		return res.Values[m]
+	}
+	return nil
+}
+
 
 // Report is the merged result of an analysis.
 type Report struct {
 	Defs       *otf2.Defs
 	Tree       *unify.CallTree
 	Placements map[uint64]localtrace.Placement
-	Metrics    []patterns.Metric // in report order
-	Results    []Result          // one per location, sorted by rank and thread
+	Metrics    []patterns.Metric // by metric id
+	Results    []Result          // one per location, sorted by rank and thread (Sort)
 	Events     int               // number of trace events analysed
+	CCV        replay.Violations // clock-condition violations found
 	// Instances are the wait-state instances for the statistics file,
 	// with global call paths.
 	Instances []patterns.Instance
+	added     map[uint64]bool // locations added
 }
 
 // New makes an empty report over the given definitions and call tree.
@@ -41,22 +54,33 @@ func New(defs *otf2.Defs, tree *unify.CallTree, pl map[uint64]localtrace.Placeme
 	return &Report{Defs: defs, Tree: tree, Placements: pl, Metrics: metrics}
 }
 
-// Add merges one location's result. A location added twice is an error.
+// Add merges one location's result; Sort must follow the last Add. A
+// location added twice is an error.
 func (r *Report) Add(res Result) error {
 	if _, ok := r.Placements[res.Location]; !ok {
 		return fmt.Errorf("combine: result for unknown location %d", res.Location)
 	}
-	for _, o := range r.Results {
-		if o.Location == res.Location {
-			return fmt.Errorf("combine: two results for location %d", res.Location)
-		}
+	if r.added == nil {
+		r.added = map[uint64]bool{}
+	}
+	if r.added[res.Location] {
+		return fmt.Errorf("combine: two results for location %d", res.Location)
+	}
+	if len(res.Values) > len(r.Metrics) {
+		return fmt.Errorf("combine: location %d: %d metrics, the catalog has %d", res.Location, len(res.Values), len(r.Metrics))
 	}
 	for m, v := range res.Values {
 		if len(v) > len(r.Tree.Nodes) {
-			return fmt.Errorf("combine: location %d: metric %s has %d call paths, the call tree %d", res.Location, m, len(v), len(r.Tree.Nodes))
+			return fmt.Errorf("combine: location %d: metric %s has %d call paths, the call tree %d", res.Location, r.Metrics[m].Name, len(v), len(r.Tree.Nodes))
 		}
 	}
+	r.added[res.Location] = true
 	r.Results = append(r.Results, res)
+	return nil
+}
+
+// Sort orders the results by rank and thread, once all are added.
+func (r *Report) Sort() {
 	sort.Slice(r.Results, func(i, j int) bool {
 		a, b := r.Placements[r.Results[i].Location], r.Placements[r.Results[j].Location]
 		if a.Rank != b.Rank {
@@ -64,7 +88,6 @@ func (r *Report) Add(res Result) error {
 		}
 		return a.Thread < b.Thread
 	})
-	return nil
 }
 
 // RegionName returns the name of a global region.

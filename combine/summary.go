@@ -32,13 +32,13 @@ type RankValue struct {
 // square of its depth.
 func (r *Report) Summarize(top int) (total float64, states []WaitState) {
 	var cells []Cell
-	for _, m := range r.Metrics {
+	for id, m := range r.Metrics {
 		if m.Unit != "sec" {
 			continue
 		}
 		for _, res := range r.Results {
 			rank := r.Placements[res.Location].Label()
-			for cp, v := range res.Values[m.Name] {
+			for cp, v := range res.Row(id) {
 				if v != 0 {
 					cells = append(cells, Cell{Metric: m.Name, Rank: rank, Value: v, node: int32(cp) + 1})
 				}

@@ -52,6 +52,10 @@ type Location struct {
 	CCV   Violations
 	// Warnings collects non-fatal problems (e.g. unmatched requests).
 	Warnings []string
+	// Global maps the trace's local call paths to the unified call tree
+	// of all locations (set before the replay when payloads must name
+	// call paths across locations).
+	Global []uint32
 	comms    [numPasses]map[uint32]hpc.Comm // per pass, made when it starts
 	env      *Env
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"scout/analysis"
 
 	"scout/combine"
 	"scout/localtrace/otf2"
@@ -101,21 +104,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	plan := analysis.Plan{Trace: o.trace, Jobs: o.jobs, Log: prog}
 	var rep *combine.Report
-	if !underMPILauncher() {
-		// Under mpirun every rank would race to unify; there the
-		// archive must be unified beforehand (runMPI says so).
-		if err := unifyIfNeeded(o.trace, prog); err != nil {
-			return err
-		}
-	}
 	if underMPILauncher() {
-		rep, err = runMPI(o, prog)
+		// Under mpirun every rank would race to unify; there the
+		// archive must be unified beforehand (RunMPI says so).
+		rep, err = analysis.RunMPI(context.Background(), plan)
 		if err == nil && rep == nil {
 			return nil // an MPI rank other than 0: rank 0 writes the outputs
 		}
 	} else {
-		rep, err = analyze(o, prog)
+		if err := unifyIfNeeded(o.trace, prog); err != nil {
+			return err
+		}
+		rep, err = analysis.Run(context.Background(), plan)
 	}
 	if err != nil {
 		return err
@@ -126,9 +128,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !o.quiet {
 		rep.WriteSummary(stderr, 5)
 	}
-	prog.printf("wrote %s and %s", report, stat)
+	prog.Printf("wrote %s and %s", report, stat)
 	if o.csv != "" && o.csv != "-" {
-		prog.printf("wrote %s", o.csv)
+		prog.Printf("wrote %s", o.csv)
 	}
 	return nil
 }
@@ -216,8 +218,8 @@ func underMPILauncher() bool {
 	return err == nil && n > 1
 }
 
-// warnf prints a warning; warnings are printed even when quiet.
-func (p *progress) warnf(format string, args ...any) {
+// Warnf prints a warning; warnings are printed even when quiet.
+func (p *progress) Warnf(format string, args ...any) {
 	fmt.Fprintf(p.w, "scout: warning: "+format+"\n", args...)
 }
 
@@ -229,7 +231,8 @@ type progress struct {
 
 func newProgress(w io.Writer, quiet bool) *progress { return &progress{w: w, quiet: quiet} }
 
-func (p *progress) printf(format string, args ...any) {
+// Printf prints a progress message unless quiet.
+func (p *progress) Printf(format string, args ...any) {
 	if p.quiet {
 		return
 	}

@@ -63,6 +63,6 @@ func runCombine(args []string, stdout, stderr io.Writer) error {
 	if err := outs.writeAll(func() error { return outs.writeCube(*out, merged) }); err != nil {
 		return err
 	}
-	prog.printf("merged %d reports (%d locations, %d call paths) into %s", len(parts), len(merged.Locations()), len(merged.AllCnodes()), *out)
+	prog.Printf("merged %d reports (%d locations, %d call paths) into %s", len(parts), len(merged.Locations()), len(merged.AllCnodes()), *out)
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
 	"runtime/debug"
+	"scout/analysis"
 )
 
 func main() {
@@ -18,7 +20,7 @@ func main() {
 	}
 	handleSignals(os.Stderr)
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errReported) {
+		if !errors.Is(err, analysis.ErrReported) {
 			fmt.Fprintf(os.Stderr, "scout: %v\n", err)
 		}
 		os.Exit(exitCode(err))

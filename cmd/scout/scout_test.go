@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"scout/analysis"
 	"scout/internal/tracetest"
 	"scout/patterns"
 )
@@ -114,7 +116,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8")
 	var events int
 	for b.Loop() {
-		rep, err := analyze(options{trace: dir, quiet: true}, newProgress(&bytes.Buffer{}, true))
+		rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: dir})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -212,7 +214,7 @@ func BenchmarkAnalyzeGenerated(b *testing.B) {
 	}
 	var events int
 	for b.Loop() {
-		rep, err := analyze(options{trace: dir, quiet: true}, newProgress(&bytes.Buffer{}, true))
+		rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: dir})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -148,14 +148,14 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	if err := checkGenDir(*out, *force); err != nil {
 		return err
 	}
-	prog.printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
+	prog.Printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
 	start := time.Now()
 	sum, err := generate(*out, s)
 	if err != nil {
 		return err
 	}
 	el := time.Since(start).Seconds()
-	prog.printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
+	prog.Printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
 	if *expect != "" {
 		outs := &outputSet{}
 		if err := outs.add(*expect); err != nil {
@@ -164,7 +164,7 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 		if err := outs.writeAll(func() error { return outs.write(*expect, stdout, sum.WriteCSV) }); err != nil {
 			return fmt.Errorf("writing closed-form results: %w", err)
 		}
-		prog.printf("wrote closed-form results to %s", *expect)
+		prog.Printf("wrote closed-form results to %s", *expect)
 	}
 	return nil
 }

@@ -51,12 +51,12 @@ func runUnify(args []string, stdout, stderr io.Writer) error {
 // unifyArchive runs the unification pre-step on the archive at path.
 func unifyArchive(path string, prog *progress) error {
 	start := time.Now()
-	prog.printf("unifying the local definitions of %s", path)
+	prog.Printf("unifying the local definitions of %s", path)
 	res, err := unify.Definitions(path)
 	if err != nil {
 		return err
 	}
-	prog.printf("unified %d locations (%d local definitions into %d global ones) in %.2fs",
+	prog.Printf("unified %d locations (%d local definitions into %d global ones) in %.2fs",
 		res.Locations, res.LocalDefs, res.GlobalDefs, time.Since(start).Seconds())
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"errors"
@@ -13,9 +13,10 @@ import (
 // user gets one message: the causes first, once, then how many ranks
 // stopped because of them; for a deadlock, where each rank is stuck.
 
-// errReported is the error of an MPI process whose failure rank 0
-// reports for all: the process exits with status 1 and prints nothing.
-var errReported = errors.New("the failure is reported by rank 0")
+// ErrReported is the error of an MPI process whose failure rank 0
+// reported for all: the process exits with status 1 and prints nothing
+// more.
+var ErrReported = errors.New("the failure is reported by rank 0")
 
 // failKind says how a rank's replay failed.
 type failKind uint8

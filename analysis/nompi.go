@@ -1,16 +1,18 @@
 //go:build !mpi
 
-package main
+package analysis
 
 import (
+	"context"
 	"errors"
 
 	"scout/combine"
 )
 
-// mpiBuild tells whether this binary can run under mpirun.
-const mpiBuild = false
+// MPIBuild tells whether this binary can run under mpirun.
+const MPIBuild = false
 
-func runMPI(options, *progress) (*combine.Report, error) {
+// RunMPI fails: this build has no MPI support (build tag mpi).
+func RunMPI(context.Context, Plan) (*combine.Report, error) {
 	return nil, errors.New("this scout was built without MPI support, but was started by an MPI launcher (mpirun/srun); build the MPI version with `make mpi` (needs libopenmpi-dev) or run scout without mpirun")
 }

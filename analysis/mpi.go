@@ -1,9 +1,10 @@
 //go:build mpi
 
-package main
+package analysis
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
@@ -18,15 +19,14 @@ import (
 	"scout/combine"
 	"scout/hpc"
 	"scout/hpc/mpi"
-	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
 	"scout/replay"
 	"scout/unify"
 )
 
-// mpiBuild tells whether this binary can run under mpirun.
-const mpiBuild = true
+// MPIBuild tells whether this binary can run under mpirun.
+const MPIBuild = true
 
 func init() { gob.Register(replay.Violations{}) }
 
@@ -48,42 +48,31 @@ type wireResult struct {
 	Instances []patterns.Instance
 }
 
-// runMPI analyzes the trace with one MPI process per application rank;
-// rank 0 merges the results and returns the report, others return nil.
-func runMPI(o options, prog *progress) (*combine.Report, error) {
+// RunMPI analyzes the trace with the processes of the MPI job (mpirun
+// -np M, M at most the number of traced ranks): each process loads and
+// replays a block of consecutive ranks, the call trees are unified by a
+// reduction over the processes, and rank 0 collects the results location
+// by location and returns the report; the other processes return nil.
+// A failed replay is reported once, by rank 0; every process then
+// returns an error (ErrReported on the others).
+func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	mpi.Init()
 	defer mpi.Finalize()
 	w := mpi.World()
 	me := w.Rank()
 	if me != 0 {
-		prog = newProgress(prog.w, true)
+		p.Log = nil // rank 0 speaks for all
 	}
 	fail := func(err error) (*combine.Report, error) {
 		fmt.Fprintf(os.Stderr, "scout: rank %d: %v\n", me, err)
 		mpi.Abort(1)
 		return nil, err
 	}
-	a, err := otf2.Open(o.trace)
+	s, err := open(p)
 	if err != nil {
 		return fail(err)
 	}
-	defs, err := a.ReadGlobalDefs()
-	if err != nil {
-		return fail(err)
-	}
-	pl, err := localtrace.Placements(defs)
-	if err != nil {
-		return fail(err)
-	}
-	env, err := replay.NewEnv(defs)
-	if err != nil {
-		return fail(err)
-	}
-	allMasters, allThreads, err := localtrace.Ranks(defs, pl)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", a.GlobalDefPath(), err))
-	}
-	ranks := len(allMasters)
+	ranks := len(s.masters)
 	procs := w.Size()
 	if procs > ranks {
 		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with at most %d (mpirun -np %d)", ranks, procs, ranks, ranks))
@@ -93,72 +82,67 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 	// consecutive ranks, whose messages stay in memory.
 	place := hpc.BlockPlacement(ranks, procs)
 	var masters, threads []uint64 // this process's locations, masters by rank
-	for r, l := range allMasters {
+	for r, l := range s.masters {
 		if place[r] == me {
 			masters = append(masters, l)
 		}
 	}
-	for _, l := range allThreads {
-		if place[pl[l].Rank] == me {
+	for _, l := range s.others {
+		if place[s.pl[l].Rank] == me {
 			threads = append(threads, l)
 		}
 	}
 	if procs == ranks {
-		prog.printf("analyzing %d ranks with %d MPI processes", ranks, procs)
+		s.log.Printf("analyzing %d ranks with %d MPI processes", ranks, procs)
 	} else {
-		prog.printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
+		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
 	faultInjection(me)
-	h := w
-	if err := sameArchive(h, a); err != nil {
-		return nil, reportOnce(h, err)
+	if err := sameArchive(w, s.archive); err != nil {
+		return nil, reportOnce(w, err)
 	}
-	results, failures, err := analyzeMasters(a, defs, env, masters, place, w)
+	// Load this process's locations; a failure to load is the process's
+	// failure, explained by rank 0 with the others'.
+	mine, failures, err := s.loadAll(ctx, masters, threads)
 	if err != nil {
+		return fail(err)
+	}
+	if failures, err = agreeFailures(w, failures); err != nil {
 		return fail(err)
 	}
 	if failures != nil {
-		// Every process's replay failed: rank 0 explains the failures
-		// of all ranks at once, like the in-process analysis.
-		all, err := gatherFailures(h, failures)
-		if err != nil {
-			return fail(err)
-		}
-		return nil, reportOnce(h, explainFailure(all))
+		return nil, reportOnce(w, explainFailure(failures))
 	}
-	for _, loc := range threads {
-		r, err := profileOnly(a, defs, loc)
-		if err != nil {
-			return fail(err)
-		}
-		results = append(results, r)
-	}
-	// Unify the call trees in parallel: this process's locations first,
-	// then a reduction over the processes.
-	locals := make([][]localtrace.Callpath, len(results))
-	for i, r := range results {
-		locals[i] = r.callpaths
-	}
-	mineTree, _, err := unify.Unify(locals)
+	// Unify the call trees: this process's locations first, then a
+	// reduction over the processes; every process maps its locations to
+	// the global tree before the replay.
+	local, err := s.unifyLocal(mine)
 	if err != nil {
 		return fail(err)
 	}
-	tree, err := unify.Reduce(h, mineTree)
+	tree, err := unify.Reduce(w, local)
 	if err != nil {
 		return fail(err)
 	}
-	wire := make([]wireResult, len(results))
-	for i, r := range results {
-		m, err := tree.MapLocal(r.callpaths)
-		if err != nil {
+	for _, l := range mine {
+		if l.global, err = tree.MapLocal(l.callpaths); err != nil {
 			return fail(err)
 		}
-		wire[i] = wireResult{toGlobal(r, m, len(tree.Nodes)), r.events, r.ccv, r.instances}
+	}
+	failures, err = s.replayMasters(mine[:len(masters)], place, w)
+	if err != nil {
+		return fail(err)
+	}
+	if failures, err = agreeFailures(w, failures); err != nil {
+		return fail(err)
+	}
+	if failures != nil {
+		return nil, reportOnce(w, explainFailure(failures))
 	}
 	// Peak memory of every process, for the progress report.
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	rss, err := h.Gather(0, binary.LittleEndian.AppendUint64(nil, uint64(ru.Maxrss)<<10))
+	rss, err := w.Gather(0, binary.LittleEndian.AppendUint64(nil, uint64(ru.Maxrss)<<10))
 	if err != nil {
 		return fail(err)
 	}
@@ -167,76 +151,107 @@ func runMPI(o options, prog *progress) (*combine.Report, error) {
 		for r, v := range rss {
 			fmt.Fprintf(&b, " %d:%.1f", r, float64(binary.LittleEndian.Uint64(v))/(1<<20))
 		}
-		prog.printf("peak memory per process before combining (rank:MiB):%s", b.String())
+		s.log.Printf("peak memory per process before combining (rank:MiB):%s", b.String())
 	}
 	// Rank 0 collects the results location by location, process after
 	// process, so that besides the report it holds one location's
 	// encoded result at a time.
 	if me != 0 {
-		if err := h.Send(0, resultTag, binary.AppendUvarint(nil, uint64(len(wire)))); err != nil {
+		if err := w.Send(0, resultTag, binary.AppendUvarint(nil, uint64(len(mine)))); err != nil {
 			return fail(err)
 		}
-		for _, r := range wire {
+		for _, l := range mine {
+			res, inst := l.toGlobal(len(tree.Nodes))
 			var buf bytes.Buffer
-			if err := gob.NewEncoder(&buf).Encode(r); err != nil {
+			if err := gob.NewEncoder(&buf).Encode(wireResult{res, l.events, l.ccv, inst}); err != nil {
 				return fail(err)
 			}
-			if err := h.Send(0, resultTag, buf.Bytes()); err != nil {
+			if err := w.Send(0, resultTag, buf.Bytes()); err != nil {
 				return fail(err)
 			}
 		}
-		if err := h.Finish(); err != nil {
+		if err := w.Finish(); err != nil {
 			return fail(err)
 		}
 		return nil, nil
 	}
-	rep := combine.New(defs, tree, pl, patterns.Catalog)
-	var all []locResult // for the clock-condition summary
-	events := 0
-	add := func(r wireResult) error {
-		if err := rep.Add(r.Result); err != nil {
-			return err
-		}
-		rep.Instances = append(rep.Instances, r.Instances...)
-		events += r.Events
-		all = append(all, locResult{loc: r.Result.Location, ccv: r.CCV})
-		return nil
+	rep, err := s.report(tree)
+	if err != nil {
+		return fail(err)
 	}
-	for _, r := range wire {
-		if err := add(r); err != nil {
+	for _, l := range mine {
+		if err := s.add(rep, l); err != nil {
 			return fail(err)
 		}
 	}
-	wire = nil
-	for p := 1; p < procs; p++ {
-		b, err := h.Recv(p, resultTag)
+	mine = nil
+	for proc := 1; proc < procs; proc++ {
+		b, err := w.Recv(proc, resultTag)
 		if err != nil {
 			return fail(err)
 		}
 		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(defs.Locations)) {
-			return fail(fmt.Errorf("process %d announced a bad number of results (%d)", p, n))
+		if k <= 0 || n > uint64(len(s.defs.Locations)) {
+			return fail(fmt.Errorf("process %d announced a bad number of results (%d)", proc, n))
 		}
 		for range n {
-			b, err := h.Recv(p, resultTag)
+			b, err := w.Recv(proc, resultTag)
 			if err != nil {
 				return fail(err)
 			}
 			var r wireResult
 			if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
-				return fail(fmt.Errorf("decoding a result of process %d: %w", p, err))
+				return fail(fmt.Errorf("decoding a result of process %d: %w", proc, err))
 			}
-			if err := add(r); err != nil {
+			if err := rep.Add(r.Result); err != nil {
 				return fail(err)
 			}
+			rep.Instances = append(rep.Instances, r.Instances...)
+			rep.Events += r.Events
+			rep.CCV.P2P += r.CCV.P2P
+			rep.CCV.Coll += r.CCV.Coll
 		}
 	}
-	if err := h.Finish(); err != nil {
+	if err := w.Finish(); err != nil {
 		return fail(err)
 	}
-	rep.Events = events
-	warnCCV(prog, all)
+	rep.Sort()
+	s.warnCCV(rep)
 	return rep, nil
+}
+
+// firstRank is the first application rank process proc hosts.
+func firstRank(place []int, proc int) int {
+	for r, p := range place {
+		if p == proc {
+			return r
+		}
+	}
+	return 0
+}
+
+// agreeFailures tells every process whether some process failed: if
+// any did, rank 0 gets the failures of all ranks (in rank order) and the
+// others an empty non-nil list; else every process gets nil.
+func agreeFailures(w *mpi.Comm, mine []rankFailure) ([]rankFailure, error) {
+	var flag [1]byte
+	if mine != nil {
+		flag[0] = 1
+	}
+	flags, err := w.Allgather(flag[:])
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range flags {
+		if len(f) == 1 && f[0] == 1 {
+			all, err := gatherFailures(w, mine)
+			if all == nil && err == nil {
+				all = []rankFailure{}
+			}
+			return all, err
+		}
+	}
+	return nil, nil
 }
 
 // hostedTag is the MPI tag of the link between processes that host
@@ -246,40 +261,39 @@ const hostedTag = 4242
 // resultTag is the MPI tag of the results sent to rank 0.
 const resultTag = 4243
 
-// analyzeMasters replays the master locations this process hosts (in
+// replayMasters replays the master locations this process hosts (in
 // rank order). With one process for all ranks it replays in-process;
 // otherwise each rank replays in a goroutine and the ranks of all
 // processes talk through a hosted run over an MPI link (with one rank per
 // process as with several: the hosted run checks the collectives and
 // finds deadlocks, which plain MPI calls would hang in). When the replay
 // fails, every process returns the failures of its ranks (possibly none:
-// the cause was elsewhere); err is for failures of MPI itself.
-func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters []uint64, place []int, w *mpi.Comm) (results []locResult, failures []rankFailure, err error) {
+// the cause was elsewhere, so the list is empty but not nil); err is for
+// failures of MPI itself.
+func (s *session) replayMasters(masters []*located, place []int, w *mpi.Comm) (failures []rankFailure, err error) {
+	errs := make([]error, len(masters))
 	if w.Size() == 1 {
-		errs := make([]error, len(masters))
-		results, err := replayInProcess(a, defs, env, masters, nil, errs)
+		err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+			errs[c.Rank()] = s.replay(masters[c.Rank()], c)
+			return errs[c.Rank()]
+		})
 		if err != nil {
-			return nil, append([]rankFailure{}, rankFailures(0, errs)...), nil
+			return append([]rankFailure{}, rankFailures(0, errs)...), nil
 		}
-		return results, nil, nil
+		return nil, nil
 	}
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
+		return nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
 	}
 	link := mpi.NewLink(lc, hostedTag)
-	first := 0 // the first rank this process hosts
-	for first < len(place) && place[first] != w.Rank() {
-		first++
-	}
-	results = make([]locResult, len(masters))
-	errs := make([]error, len(masters))
+	first := firstRank(place, w.Rank())
 	err = hpc.RunHosted(link, place, func(c hpc.Comm) error {
 		k := c.Rank() - first
 		if k < 0 || k >= len(masters) {
 			return fmt.Errorf("internal error: process %d was given rank %d", w.Rank(), c.Rank())
 		}
-		results[k], errs[k] = analyzeRank(a, defs, env, masters[k], c)
+		errs[k] = s.replay(masters[k], c)
 		return errs[k]
 	})
 	if cerr := link.Close(); err == nil && cerr != nil {
@@ -287,11 +301,11 @@ func analyzeMasters(a *otf2.Archive, defs *otf2.Defs, env *replay.Env, masters [
 	}
 	switch {
 	case errors.Is(err, hpc.ErrLinkFailed):
-		return nil, nil, err
+		return nil, err
 	case err != nil:
-		return nil, append([]rankFailure{}, rankFailures(first, errs)...), nil
+		return append([]rankFailure{}, rankFailures(first, errs)...), nil
 	}
-	return results, nil, lc.Free()
+	return nil, lc.Free()
 }
 
 // reportOnce ends a run that failed on every process alike: rank 0
@@ -305,7 +319,7 @@ func reportOnce(h *mpi.Comm, err error) error {
 	if berr := h.Barrier(); berr != nil {
 		return berr
 	}
-	return errReported
+	return ErrReported
 }
 
 // gatherFailures collects the failures of every process's ranks on rank

@@ -1,0 +1,378 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"scout/combine"
+	"scout/hpc"
+	"scout/localtrace"
+	"scout/localtrace/otf2"
+	"scout/patterns"
+	"scout/replay"
+	"scout/unify"
+)
+
+// Plan says what an analysis reads and how it runs.
+type Plan struct {
+	// Trace is the OTF2 anchor file or the directory holding it; the
+	// archive must have global definitions (unify.Definitions makes them).
+	Trace string
+	// Jobs bounds how many locations are loaded at once (0: the number
+	// of CPUs).
+	Jobs int
+	// Log receives progress messages and warnings; nil discards them.
+	Log Log
+	// Patterns is the pattern table; nil means patterns.Patterns.
+	Patterns []patterns.Pattern
+}
+
+// Log receives an analysis's messages.
+type Log interface {
+	// Printf reports progress (a phase begun or done).
+	Printf(format string, args ...any)
+	// Warnf reports a problem that does not stop the analysis.
+	Warnf(format string, args ...any)
+}
+
+type silent struct{}
+
+func (silent) Printf(string, ...any) {}
+func (silent) Warnf(string, ...any)  {}
+
+// session is an opened trace: what every phase of an analysis shares.
+type session struct {
+	plan    Plan
+	log     Log
+	archive *otf2.Archive
+	defs    *otf2.Defs
+	pl      map[uint64]localtrace.Placement
+	env     *replay.Env
+	// masters[r] is the master location of world rank r, which takes part
+	// in the replay; others are the remaining (thread) locations.
+	masters, others []uint64
+}
+
+// open reads the trace's global definitions and what follows from them.
+func open(p Plan) (*session, error) {
+	s := &session{plan: p, log: p.Log}
+	if s.log == nil {
+		s.log = silent{}
+	}
+	if s.plan.Patterns == nil {
+		s.plan.Patterns = patterns.Patterns
+	}
+	var err error
+	if s.archive, err = otf2.Open(p.Trace); err != nil {
+		return nil, err
+	}
+	if s.defs, err = s.archive.ReadGlobalDefs(); err != nil {
+		return nil, err
+	}
+	if s.pl, err = localtrace.Placements(s.defs); err != nil {
+		return nil, err
+	}
+	if s.env, err = replay.NewEnv(s.defs); err != nil {
+		return nil, err
+	}
+	if len(s.defs.Locations) == 0 {
+		return nil, fmt.Errorf("%s defines no locations", s.archive.GlobalDefPath())
+	}
+	if s.masters, s.others, err = localtrace.Ranks(s.defs, s.pl); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.archive.GlobalDefPath(), err)
+	}
+	return s, nil
+}
+
+// located is one location in an analysis: its trace while it is needed
+// (master locations until their replay), and its results.
+type located struct {
+	loc       uint64
+	trace     *localtrace.Trace
+	callpaths []localtrace.Callpath
+	events    int
+	// values holds the metric values by metric id (patterns.Catalog),
+	// each indexed by local call path; nil rows have no values.
+	values    [][]float64
+	ccv       replay.Violations
+	instances []patterns.Instance // with local call paths
+	global    []uint32            // local call path → global call path
+}
+
+// load reads location loc and computes its profile; the trace of a
+// master location is kept for the replay.
+func (s *session) load(loc uint64, master bool) (*located, error) {
+	t, err := localtrace.Load(s.archive, s.defs, loc)
+	if err != nil {
+		return nil, err
+	}
+	l := &located{loc: loc, callpaths: t.Callpaths, events: len(t.Events)}
+	tm, vs := patterns.Profile(t)
+	visits := make([]float64, len(vs))
+	for i, v := range vs {
+		visits[i] = float64(v)
+	}
+	l.setRow(patterns.Time, tm)
+	l.setRow(patterns.Visits, visits)
+	if master {
+		l.trace = t
+	}
+	return l, nil
+}
+
+func (l *located) setRow(m replay.Metric, row []float64) {
+	for int(m) >= len(l.values) {
+		l.values = append(l.values, nil)
+	}
+	l.values[m] = row
+}
+
+// replay runs the replay passes of l's trace as world rank w.Rank(), with
+// the patterns of the plan, and keeps what they found; the trace is then
+// dropped.
+func (s *session) replay(l *located, w hpc.Comm) error {
+	loc, err := replay.NewLocation(s.env, l.trace, w.Rank(), w)
+	if err != nil {
+		return err
+	}
+	loc.Global = l.global
+	bus := &replay.Bus{}
+	for _, p := range s.plan.Patterns {
+		p.Register(bus)
+	}
+	stats := patterns.RegisterStatistics(bus)
+	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
+		return err
+	}
+	for m, row := range loc.Sev.Rows() {
+		if row != nil && m != int(patterns.Time) && m != int(patterns.Visits) {
+			l.setRow(replay.Metric(m), row)
+		}
+	}
+	l.ccv, l.instances, l.trace = loc.CCV, stats.Instances, nil
+	return nil
+}
+
+// Run analyzes the trace in this process: it loads every location, unifies
+// their call trees, replays the communication of the master locations
+// (one goroutine per rank) with the plan's patterns and returns the
+// report. A failed replay ends in one error that explains every rank's
+// failure. Run stops between phases when ctx is done.
+func Run(ctx context.Context, p Plan) (*combine.Report, error) {
+	start := time.Now()
+	s, err := open(p)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Printf("read definitions of %s: %d locations (%d ranks), %d regions", p.Trace, len(s.defs.Locations), len(s.masters), len(s.defs.Regions))
+	all, failed, err := s.loadAll(ctx, s.masters, s.others)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, explainFailure(failed)
+	}
+	tree, err := s.unifyLocal(all)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	masters := all[:len(s.masters)]
+	var done atomic.Int64
+	errs := make([]error, len(masters))
+	err = hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+		r := c.Rank()
+		if errs[r] = s.replay(masters[r], c); errs[r] != nil {
+			return errs[r]
+		}
+		if k := done.Add(1); k == int64(len(masters)) || k%64 == 0 {
+			s.log.Printf("replayed %d/%d ranks", k, len(masters))
+		}
+		return nil
+	})
+	if err != nil {
+		if fs := rankFailures(0, errs); len(fs) > 0 {
+			return nil, explainFailure(fs)
+		}
+		return nil, err
+	}
+	rep, err := s.report(tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range all {
+		if err := s.add(rep, l); err != nil {
+			return nil, err
+		}
+	}
+	rep.Sort()
+	s.warnCCV(rep)
+	s.log.Printf("analyzed %d events of %d locations, %d call paths, in %.2fs", rep.Events, len(all), len(tree.Nodes), time.Since(start).Seconds())
+	return rep, nil
+}
+
+// loadAll loads the master locations (kept in rank order, first) and the
+// other locations, at most plan.Jobs at once. When locations cannot be
+// loaded, it loads the others all the same and returns the failures (by
+// rank) of all that failed.
+func (s *session) loadAll(ctx context.Context, masters, others []uint64) ([]*located, []rankFailure, error) {
+	all := make([]*located, len(masters)+len(others))
+	errs := make([]error, len(all))
+	var loaded atomic.Int64
+	err := forEach(ctx, len(all), s.plan.Jobs, func(i int) error {
+		loc, master := uint64(0), i < len(masters)
+		if master {
+			loc = masters[i]
+		} else {
+			loc = others[i-len(masters)]
+		}
+		all[i], errs[i] = s.load(loc, master)
+		if k := loaded.Add(1); k == int64(len(all)) || k%64 == 0 {
+			s.log.Printf("loaded %d/%d locations", k, len(all))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var fs []rankFailure
+	for i, err := range errs {
+		if err != nil {
+			loc := masters
+			if i >= len(masters) {
+				loc, i = others, i-len(masters)
+			}
+			fs = append(fs, rankFailure{Rank: s.pl[loc[i]].Rank, Kind: failCause, Msg: err.Error()})
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b rankFailure) int { return a.Rank - b.Rank })
+	return all, fs, nil
+}
+
+// unifyLocal unifies the call trees of locations (given in any order) in
+// the order of their location ids, the order of every placement, and
+// maps each location's call paths to the result.
+func (s *session) unifyLocal(ls []*located) (*unify.CallTree, error) {
+	byLoc := slices.Clone(ls)
+	slices.SortFunc(byLoc, func(a, b *located) int { return cmpLoc(a.loc, b.loc) })
+	locals := make([][]localtrace.Callpath, len(byLoc))
+	for i, l := range byLoc {
+		locals[i] = l.callpaths
+	}
+	tree, maps, err := unify.Unify(locals)
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range byLoc {
+		l.global = maps[i]
+	}
+	return tree, nil
+}
+
+func cmpLoc(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// report makes the empty report over the unified call tree.
+func (s *session) report(tree *unify.CallTree) (*combine.Report, error) {
+	return combine.New(s.defs, tree, s.pl, patterns.Catalog), nil
+}
+
+// add adds a location's results to rep, mapped to the global call paths.
+func (s *session) add(rep *combine.Report, l *located) error {
+	res, inst := l.toGlobal(len(rep.Tree.Nodes))
+	if err := rep.Add(res); err != nil {
+		return err
+	}
+	rep.Instances = append(rep.Instances, inst...)
+	rep.Events += l.events
+	rep.CCV.P2P += l.ccv.P2P
+	rep.CCV.Coll += l.ccv.Coll
+	return nil
+}
+
+// toGlobal returns l's values and instances with global call paths (of
+// which there are n); the instances are mapped in place.
+func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
+	res := combine.Result{Location: l.loc, Values: make([][]float64, len(l.values))}
+	for m, local := range l.values {
+		if local == nil {
+			continue
+		}
+		g := make([]float64, n)
+		for cp, v := range local {
+			g[l.global[cp]] += v
+		}
+		res.Values[m] = g
+	}
+	for i := range l.instances {
+		l.instances[i].Callpath = l.global[l.instances[i].Callpath]
+	}
+	return res, l.instances
+}
+
+// warnCCV reports clock-condition violations, if any.
+func (s *session) warnCCV(rep *combine.Report) {
+	if n := rep.CCV.P2P + rep.CCV.Coll; n > 0 {
+		s.log.Warnf("%d clock condition violations detected (point-to-point: %d, collective: %d); wait states near them are clamped and may be inaccurate",
+			n, rep.CCV.P2P, rep.CCV.Coll)
+	}
+}
+
+// forEach runs fn(0..n-1) with at most jobs at once (0: the number of
+// CPUs) and returns the first error; it stops starting calls when ctx is
+// done.
+func forEach(ctx context.Context, n, jobs int, fn func(i int) error) error {
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  atomic.Int64
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+	}
+	for w := 0; w < min(jobs, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				if err := fn(i); err != nil {
+					fail(err)
+					next.Store(int64(n)) // start no more
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
