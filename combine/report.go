@@ -33,7 +33,6 @@ func (res *Result) Row(m int) []float64 {
 	return nil
 }
 
-
 // Report is the merged result of an analysis.
 type Report struct {
 	Defs       *otf2.Defs

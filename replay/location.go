@@ -56,8 +56,8 @@ type Location struct {
 	// of all locations (set before the replay when payloads must name
 	// call paths across locations).
 	Global []uint32
-	comms    [numPasses]map[uint32]hpc.Comm // per pass, made when it starts
-	env      *Env
+	comms  [numPasses]map[uint32]hpc.Comm // per pass, made when it starts
+	env    *Env
 }
 
 // NewLocation prepares the replay of trace t as world rank rank; every
