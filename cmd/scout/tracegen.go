@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,9 +14,7 @@ import (
 	"scout/tracegen"
 )
 
-const tracegenUsage = `Usage: scout tracegen [flags]
-
-Writes a synthetic OTF2 trace of an MPI program whose wait states are
+const tracegenLong = `Writes a synthetic OTF2 trace of an MPI program whose wait states are
 known in closed form. Without phase flags it writes a default scenario
 with one phase of each of the first six kinds. A phase is
 KIND[:key=value,...] with keys work, imbalance (added per rank: rank r
@@ -30,14 +27,11 @@ Example:
   scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
   scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
-
-Flags:
 `
 
-// runTracegen is the "scout tracegen" subcommand.
-func runTracegen(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("scout tracegen", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+// tracegenCmd declares the flags of "scout tracegen" on fs and returns what the
+// command runs.
+func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	out := fs.StringP("output", "o", "", "write the archive into `DIR` (required; created if missing)")
 	ranks := fs.IntP("ranks", "n", 0, "number of MPI ranks (locations) (default 4)")
 	iters := fs.IntP("iterations", "i", 0, "iterations of every phase (default 3)")
@@ -51,122 +45,112 @@ func runTracegen(args []string, stdout, stderr io.Writer) error {
 	localDefs := fs.Bool("local-defs", false, "write only per-location definitions, as before unification (see scout unify)")
 	force := fs.Bool("force", false, "replace a trace in DIR (without it, DIR must be empty or missing)")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
-	help := fs.BoolP("help", "h", false, "show this help")
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, tracegenUsage, tracegen.KindUsage())
-		printDefaults(fs, w)
-	}
-	fs.Usage = func() { usage(stderr) }
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	if *help {
-		usage(stdout)
-		return nil
-	}
-	if fs.NArg() != 0 {
-		return usageError{fmt.Sprintf("tracegen takes no arguments, got %q", fs.Args())}
-	}
-	if *out == "" {
-		return usageError{"tracegen: -o DIR is required"}
-	}
-	s := tracegen.DefaultScenario()
-	if *scenario != "" {
-		f, err := os.Open(*scenario)
+	return func(e *cmdEnv, args []string) error {
+		stdout, stderr := e.stdout, e.stderr
+		if len(args) != 0 {
+			return usageError{fmt.Sprintf("tracegen takes no arguments, got %q", args)}
+		}
+		if *out == "" {
+			return usageError{"tracegen: -o DIR is required"}
+		}
+		s := tracegen.DefaultScenario()
+		if *scenario != "" {
+			f, err := os.Open(*scenario)
+			if err != nil {
+				return err
+			}
+			s, err = tracegen.ParseScenario(f, *scenario)
+			f.Close()
+			if err != nil {
+				return usageError{err.Error()}
+			}
+		}
+		if len(phases) > 0 {
+			s.Phases = nil
+			for _, p := range phases {
+				ph, err := tracegen.ParsePhase(p)
+				if err != nil {
+					return usageError{"--phase: " + err.Error()}
+				}
+				s.Phases = append(s.Phases, ph)
+			}
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"ranks", *ranks}, {"iterations", *iters}} {
+			if fs.Changed(f.name) && f.v < 1 {
+				return usageError{fmt.Sprintf("--%s %d: must be at least 1", f.name, f.v)}
+			}
+		}
+		if fs.Changed("events") && *events == 0 {
+			return usageError{"--events 0: must be at least 1"}
+		}
+		if *program != "" {
+			if err := tracegen.CheckProgram(*program); err != nil {
+				return usageError{"--program: " + err.Error()}
+			}
+		}
+		if fs.Changed("ranks") || s.Locations == 0 {
+			s.Locations = *ranks
+			if s.Locations == 0 {
+				s.Locations = 4
+			}
+		}
+		if fs.Changed("iterations") || s.Iterations == 0 {
+			s.Iterations = *iters
+			if s.Iterations == 0 {
+				s.Iterations = 3
+			}
+		}
+		if fs.Changed("seed") {
+			s.Seed = *seed
+		}
+		if *program != "" {
+			s.Program = *program
+		}
+		s.LocalDefs = *localDefs
+		if *events > 0 {
+			if fs.Changed("iterations") {
+				return usageError{"--events and --iterations exclude each other"}
+			}
+			it, err := tracegen.IterationsFor(s, *events)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			s.Iterations = it
+		}
+		prog := newProgress(stderr, *quiet)
+		n, err := tracegen.CountEvents(s)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if err := checkSpace(*out, n); err != nil {
+			return err
+		}
+		if err := checkGenDir(*out, *force); err != nil {
+			return err
+		}
+		prog.Printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
+		start := time.Now()
+		sum, err := generate(*out, s)
 		if err != nil {
 			return err
 		}
-		s, err = tracegen.ParseScenario(f, *scenario)
-		f.Close()
-		if err != nil {
-			return usageError{err.Error()}
-		}
-	}
-	if len(phases) > 0 {
-		s.Phases = nil
-		for _, p := range phases {
-			ph, err := tracegen.ParsePhase(p)
-			if err != nil {
-				return usageError{"--phase: " + err.Error()}
+		el := time.Since(start).Seconds()
+		prog.Printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
+		if *expect != "" {
+			outs := &outputSet{}
+			if err := outs.add(*expect); err != nil {
+				return fmt.Errorf("--expect: %w", err)
 			}
-			s.Phases = append(s.Phases, ph)
+			if err := outs.writeAll(func() error { return outs.write(*expect, stdout, sum.WriteCSV) }); err != nil {
+				return fmt.Errorf("writing closed-form results: %w", err)
+			}
+			prog.Printf("wrote closed-form results to %s", *expect)
 		}
+		return nil
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"ranks", *ranks}, {"iterations", *iters}} {
-		if fs.Changed(f.name) && f.v < 1 {
-			return usageError{fmt.Sprintf("--%s %d: must be at least 1", f.name, f.v)}
-		}
-	}
-	if fs.Changed("events") && *events == 0 {
-		return usageError{"--events 0: must be at least 1"}
-	}
-	if *program != "" {
-		if err := tracegen.CheckProgram(*program); err != nil {
-			return usageError{"--program: " + err.Error()}
-		}
-	}
-	if fs.Changed("ranks") || s.Locations == 0 {
-		s.Locations = *ranks
-		if s.Locations == 0 {
-			s.Locations = 4
-		}
-	}
-	if fs.Changed("iterations") || s.Iterations == 0 {
-		s.Iterations = *iters
-		if s.Iterations == 0 {
-			s.Iterations = 3
-		}
-	}
-	if fs.Changed("seed") {
-		s.Seed = *seed
-	}
-	if *program != "" {
-		s.Program = *program
-	}
-	s.LocalDefs = *localDefs
-	if *events > 0 {
-		if fs.Changed("iterations") {
-			return usageError{"--events and --iterations exclude each other"}
-		}
-		it, err := tracegen.IterationsFor(s, *events)
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		s.Iterations = it
-	}
-	prog := newProgress(stderr, *quiet)
-	n, err := tracegen.CountEvents(s)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	if err := checkSpace(*out, n); err != nil {
-		return err
-	}
-	if err := checkGenDir(*out, *force); err != nil {
-		return err
-	}
-	prog.Printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
-	start := time.Now()
-	sum, err := generate(*out, s)
-	if err != nil {
-		return err
-	}
-	el := time.Since(start).Seconds()
-	prog.Printf("wrote %d events in %.2fs (%.1f M events/s)", sum.TotalEvents(), el, float64(sum.TotalEvents())/el/1e6)
-	if *expect != "" {
-		outs := &outputSet{}
-		if err := outs.add(*expect); err != nil {
-			return fmt.Errorf("--expect: %w", err)
-		}
-		if err := outs.writeAll(func() error { return outs.write(*expect, stdout, sum.WriteCSV) }); err != nil {
-			return fmt.Errorf("writing closed-form results: %w", err)
-		}
-		prog.Printf("wrote closed-form results to %s", *expect)
-	}
-	return nil
 }
 
 // archiveEntries are the names of the archive tracegen writes in its

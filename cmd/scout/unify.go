@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,41 +10,26 @@ import (
 	"scout/unify"
 )
 
-const unifyUsage = `Usage: scout unify [flags] ARCHIVE
-
-Unifies an OTF2 archive that holds only per-location (local) definitions,
+const unifyLong = `Unifies an OTF2 archive that holds only per-location (local) definitions,
 as measurement systems write them before unification: builds the global
 definitions (strings and regions matched by content, communicators by
 their member groups) and each location's mapping tables, and writes them
 into the archive. Only definition files are read. scout runs this step
 itself when it is given an archive without global definitions.
-
-Flags:
 `
 
-// runUnify is the "scout unify" subcommand.
-func runUnify(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("scout unify", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+// unifyCmd declares the flags of "scout unify" on fs and returns what the
+// command runs.
+func unifyCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
-	help := fs.BoolP("help", "h", false, "show this help")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, unifyUsage)
-		printDefaults(fs, stderr)
+	return func(e *cmdEnv, args []string) error {
+		stderr := e.stderr
+		if len(args) != 1 {
+			e.usage()
+			return usageError{fmt.Sprintf("expected one archive argument, got %d", len(args))}
+		}
+		return unifyArchive(args[0], newProgress(stderr, *quiet))
 	}
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	if *help {
-		fmt.Fprint(stdout, unifyUsage)
-		printDefaults(fs, stdout)
-		return nil
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return usageError{fmt.Sprintf("expected one archive argument, got %d", fs.NArg())}
-	}
-	return unifyArchive(fs.Arg(0), newProgress(stderr, *quiet))
 }
 
 // unifyArchive runs the unification pre-step on the archive at path.
