@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -100,6 +102,7 @@ func runOn[T any](t testing.TB, r runner, n int, fn func(Comm) (T, error)) ([]T,
 	case err := <-done:
 		return out, errs, err
 	case <-time.After(runTimeout):
+		pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		t.Fatalf("%s: run of %d ranks did not end within %v", r.name, n, runTimeout)
 		return nil, nil, nil
 	}

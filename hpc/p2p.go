@@ -182,11 +182,16 @@ func (w *world) await(r *rank, what wait) (message, error) {
 	if blocked == w.alive.Load() {
 		w.detect()
 	}
-	for {
-		if w.poller != nil {
-			w.poll()
-		} else {
-			<-r.wake
+	// Look before every sleep, the first included: a failure (or a
+	// message) may have come before the wait was registered, and its
+	// wake-up may have coalesced with one that an earlier wait consumed.
+	for first := true; ; first = false {
+		if !first {
+			if w.poller != nil {
+				w.poll()
+			} else {
+				<-r.wake
+			}
 		}
 		r.mu.Lock()
 		if r.woken || r.ready(wt) {
