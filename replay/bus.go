@@ -1,26 +1,3 @@
-// Package replay re-enacts the communication of a traced MPI program:
-// each location walks its events in passes and, at every message and
-// collective operation, exchanges with its partners the event data the
-// patterns need, over communicators of the same shape as the original.
-//
-// Patterns plug in through a publish/subscribe bus. The engine publishes
-// trace events as topics of the pass that walks them (Topic); patterns
-// subscribe to them and may publish compound events of their own, with a
-// typed payload (Event), that other patterns refine (successive
-// refinement: Late Sender is published once, and Wrong Order refines
-// it). Callbacks run synchronously in subscription order, depth first.
-//
-// The passes are data: each engine topic belongs to one pass, and a
-// replay runs only the passes whose topics some pattern subscribed to,
-// in the order of the Pass constants, each with communicators of its own.
-// A new analysis is a new pass, its topics and its patterns, e.g.
-//
-//	var Found = replay.NewEvent[Info]("Found")
-//	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
-//		...
-//		return replay.Emit(bus, Found, c, &info)
-//	})
-//	replay.Subscribe(bus, Found, func(c *replay.Ctx, in *Info) error { ... })
 package replay
 
 import (
