@@ -31,16 +31,21 @@ const (
 	kScan
 	kBcast
 	kCreate
+	kAllreduceFloats
+	kReduceFloats
+	numCollKinds
 )
 
-var collNames = [...]string{kAllreduce: "Allreduce", kScan: "Scan", kBcast: "Bcast", kCreate: "Create"}
+var collNames = [...]string{kAllreduce: "Allreduce", kScan: "Scan", kBcast: "Bcast", kCreate: "Create",
+	kAllreduceFloats: "AllreduceFloats", kReduceFloats: "ReduceFloats"}
 
 // contrib is one member's call of a collective.
 type contrib struct {
 	kind    collKind
-	root    int // Bcast; -1 otherwise
+	root    int // Bcast, ReduceFloats; -1 otherwise
 	op      Op
 	vec     []TimeRank // Allreduce, Scan
+	fvec    []float64  // AllreduceFloats, ReduceFloats
 	data    []byte     // Bcast (root)
 	members []int      // Create
 }
@@ -53,6 +58,10 @@ func (ct *contrib) sig() string {
 		s += fmt.Sprintf("(root=%d)", ct.root)
 	case kAllreduce, kScan:
 		s += fmt.Sprintf("(%v, TimeRanks[%d])", ct.op, len(ct.vec))
+	case kAllreduceFloats:
+		s += fmt.Sprintf("(%v, Floats[%d])", ct.op, len(ct.fvec))
+	case kReduceFloats:
+		s += fmt.Sprintf("(root=%d, %v, Floats[%d])", ct.root, ct.op, len(ct.fvec))
 	case kCreate:
 		s += fmt.Sprintf("(members=%v)", ct.members)
 	}
@@ -64,7 +73,7 @@ func (ct *contrib) String() string { return ct.sig() }
 // sameCall reports whether two members called the same collective.
 func sameCall(a, b *contrib) bool {
 	return a.kind == b.kind && a.root == b.root && a.op == b.op &&
-		len(a.vec) == len(b.vec) && slices.Equal(a.members, b.members)
+		len(a.vec) == len(b.vec) && len(a.fvec) == len(b.fvec) && slices.Equal(a.members, b.members)
 }
 
 // validate checks the caller's own call.
@@ -74,6 +83,13 @@ func (c *comm) validate(ct *contrib) error {
 	case kAllreduce, kScan:
 		if ct.op != MaxLoc && ct.op != MinLoc {
 			return fmt.Errorf("operation %v does not apply to TimeRanks", ct.op)
+		}
+	case kAllreduceFloats, kReduceFloats:
+		if !floatOp(ct.op) {
+			return fmt.Errorf("operation %v does not apply to floats", ct.op)
+		}
+		if ct.kind == kReduceFloats && (ct.root < 0 || ct.root >= n) {
+			return fmt.Errorf("root %d out of range [0, %d)", ct.root, n)
 		}
 	case kBcast:
 		if ct.root < 0 || ct.root >= n {
@@ -228,6 +244,8 @@ func (c *comm) admit(in []*contrib, errs []string, seq int) error {
 // member's share of it.
 type reply struct {
 	vec     []TimeRank   // Allreduce, a member's Scan prefix
+	fvec    []float64    // AllreduceFloats, ReduceFloats (a member's share: nil but on the root)
+	root    int          // ReduceFloats: the member that gets fvec
 	vecs    [][]TimeRank // Scan: by rank (coordinator)
 	data    []byte       // Bcast
 	comms   []*commInfo  // Create: by rank (coordinator)
@@ -264,6 +282,12 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 		for i := 1; i < len(in); i++ {
 			out.vecs[i] = append(out.vecs[i][:0], out.vecs[i-1]...)
 			combine(first.op, out.vecs[i], in[i].vec)
+		}
+	case kAllreduceFloats, kReduceFloats:
+		out.root = first.root
+		out.fvec = append(out.fvec[:0], first.fvec...)
+		for _, ct := range in[1:] {
+			combineFloats(first.op, out.fvec, ct.fvec)
 		}
 	case kBcast:
 		out.data = append(out.data[:0], in[first.root].data...) // the root may reuse its buffer
@@ -304,6 +328,29 @@ func (c *comm) Scan(op Op, v []TimeRank) ([]TimeRank, error) {
 	}
 	vec, _, _ := res.share(kScan, c.rank)
 	return vec, nil
+}
+
+// AllreduceFloats returns the element-wise combination of every
+// member's v, added or compared in rank order. The result is shared by
+// the members: read it, do not change it.
+func (c *comm) AllreduceFloats(op Op, v []float64) ([]float64, error) {
+	c.cur = contrib{kind: kAllreduceFloats, root: -1, op: op, fvec: v}
+	res, err := c.collective(&c.cur)
+	if err != nil {
+		return nil, err
+	}
+	return res.fvec, nil
+}
+
+// ReduceFloats returns the element-wise combination of every member's v
+// on root, nil on the other members.
+func (c *comm) ReduceFloats(op Op, root int, v []float64) ([]float64, error) {
+	c.cur = contrib{kind: kReduceFloats, root: root, op: op, fvec: v}
+	res, err := c.collective(&c.cur)
+	if err != nil || c.rank != root {
+		return nil, err
+	}
+	return res.fvec, nil
 }
 
 // Bcast returns root's data on every member, shared by the members:

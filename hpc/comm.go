@@ -63,6 +63,14 @@ type Comm interface {
 	// 0..i (inclusive prefix, MPI_Scan), to be read only like
 	// Allreduce's.
 	Scan(op Op, v []TimeRank) ([]TimeRank, error)
+	// AllreduceFloats combines the members' float64 vectors element-wise
+	// with op (Sum or Max), in rank order, and returns the result on
+	// every member, to be read only like Allreduce's. All vectors must
+	// have the same length.
+	AllreduceFloats(op Op, v []float64) ([]float64, error)
+	// ReduceFloats is AllreduceFloats with the result on member root
+	// only; the other members get nil.
+	ReduceFloats(op Op, root int, v []float64) ([]float64, error)
 	// Bcast returns root's data on every member, to be read only like
 	// Allreduce's result; the data passed by the other members is
 	// ignored.
@@ -74,7 +82,9 @@ type Comm interface {
 	Create(members []int) (Comm, error)
 }
 
-// Op is a reduction operation on TimeRank vectors.
+// Op is a reduction operation: MaxLoc and MinLoc on TimeRank vectors
+// (Allreduce, Scan), Sum and Max on float64 vectors (AllreduceFloats,
+// ReduceFloats).
 type Op uint8
 
 const (
@@ -84,6 +94,13 @@ const (
 	// MinLoc keeps the pair with the smallest Time; on equal times the
 	// one with the lowest Rank (MPI_MINLOC).
 	MinLoc
+	// Sum adds the members' values. The coordinator adds them in rank
+	// order (((v0 + v1) + v2) + ...), so the result is bit-identical
+	// wherever the ranks run.
+	Sum
+	// Max keeps the largest value (the first in rank order of equal
+	// ones); on 0/1 flags it is a logical or.
+	Max
 )
 
 // String returns the operation's name, such as "MaxLoc".
@@ -93,6 +110,10 @@ func (o Op) String() string {
 		return "MaxLoc"
 	case MinLoc:
 		return "MinLoc"
+	case Sum:
+		return "Sum"
+	case Max:
+		return "Max"
 	}
 	return fmt.Sprintf("Op(%d)", uint8(o))
 }
@@ -116,6 +137,25 @@ func combine(op Op, acc, y []TimeRank) {
 			}
 		case MinLoc:
 			if b.Time < a.Time || (b.Time == a.Time && b.Rank < a.Rank) {
+				acc[i] = b
+			}
+		}
+	}
+}
+
+// floatOp reports whether op applies to float64 vectors.
+func floatOp(op Op) bool { return op == Sum || op == Max }
+
+// combineFloats folds y into acc element-wise (equal lengths).
+func combineFloats(op Op, acc, y []float64) {
+	switch op {
+	case Sum:
+		for i, b := range y {
+			acc[i] += b
+		}
+	case Max:
+		for i, b := range y {
+			if b > acc[i] {
 				acc[i] = b
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,6 +277,89 @@ func TestScanPrefixes(t *testing.T) {
 	}
 }
 
+// orderSensitive are summands whose sum depends on the order of the
+// additions.
+var orderSensitive = [3]float64{1e16, 1, -1e16}
+
+// TestFloatReductions: Sum adds in rank order, so that a result that
+// depends on the order of the additions is the same in every placement;
+// Max is an or on flags; ReduceFloats gives the result to the root only.
+func TestFloatReductions(t *testing.T) {
+	type result struct {
+		Sum, Max, Reduced []float64
+		Sub               []float64
+	}
+	for _, n := range []int{4, 5, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			out, errs := same(t, n, func(c Comm) (result, error) {
+				var res result
+				me := c.Rank()
+				// (1e16 + 1) - 1e16 is 0, 1e16 + (1 - 1e16) is 2: the
+				// order of the additions shows
+				v := []float64{orderSensitive[me%3], 1, float64(me)}
+				if me == 0 {
+					v[1] = 0.5
+				}
+				s, err := c.AllreduceFloats(Sum, v)
+				if err != nil {
+					return res, err
+				}
+				res.Sum = slices.Clone(s)
+				flags := []float64{0, 0, float64(me % 3)}
+				if me == c.Size()-1 {
+					flags[0] = 1
+				}
+				m, err := c.AllreduceFloats(Max, flags)
+				if err != nil {
+					return res, err
+				}
+				res.Max = slices.Clone(m)
+				r, err := c.ReduceFloats(Sum, 1, []float64{float64(me), 0.1})
+				if err != nil {
+					return res, err
+				}
+				res.Reduced = slices.Clone(r)
+				sub, err := c.Create([]int{c.Size() - 1, 0})
+				if err != nil || sub == nil {
+					return res, err
+				}
+				r, err = sub.ReduceFloats(Max, 0, []float64{float64(me)})
+				res.Sub = slices.Clone(r)
+				return res, err
+			})
+			for r, e := range errs {
+				if e != "" {
+					t.Errorf("rank %d: %s", r, e)
+				}
+			}
+			// the sums in rank order
+			sum, ones, ids, tenths := 0.0, 0.0, 0.0, 0.0
+			for r := range n {
+				one := 1.0
+				if r == 0 {
+					one = 0.5
+				}
+				sum += orderSensitive[r%3]
+				ones += one
+				ids += float64(r)
+				tenths += 0.1
+			}
+			for r, got := range out {
+				want := result{Sum: []float64{sum, ones, ids}, Max: []float64{1, 0, float64(min(n-1, 2))}}
+				if r == 1 {
+					want.Reduced = []float64{ids, tenths}
+				}
+				if r == n-1 {
+					want.Sub = []float64{float64(n - 1)}
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("rank %d (-want +got):\n%s", r, diff)
+				}
+			}
+		})
+	}
+}
+
 // TestCallErrors: invalid arguments and mismatched collectives fail on
 // every member alike.
 func TestCallErrors(t *testing.T) {
@@ -284,6 +368,17 @@ func TestCallErrors(t *testing.T) {
 		"negative tag":      func(c Comm) (int, error) { return 0, c.Send(0, -1, nil) },
 		"bad root":          func(c Comm) (int, error) { _, err := c.Bcast(-1, nil); return 0, err },
 		"bad op":            func(c Comm) (int, error) { _, err := c.Allreduce(Op(9), nil); return 0, err },
+		"float op on pairs": func(c Comm) (int, error) { _, err := c.Allreduce(Sum, nil); return 0, err },
+		"pair op on floats": func(c Comm) (int, error) { _, err := c.AllreduceFloats(MaxLoc, nil); return 0, err },
+		"bad reduce root":   func(c Comm) (int, error) { _, err := c.ReduceFloats(Sum, 4, nil); return 0, err },
+		"float length mismatch": func(c Comm) (int, error) {
+			_, err := c.AllreduceFloats(Sum, make([]float64, c.Rank()%2))
+			return 0, err
+		},
+		"reduce root mismatch": func(c Comm) (int, error) {
+			_, err := c.ReduceFloats(Max, c.Rank()%2, []float64{1})
+			return 0, err
+		},
 		"member twice": func(c Comm) (int, error) {
 			_, err := c.Create([]int{0, 0})
 			return 0, err
@@ -554,13 +649,14 @@ func FuzzFrames(f *testing.F) {
 	f.Add(encodeAck(1, &ack{idle: true, alive: 1, state: []rankNote{{rank: 1, note: "n", coll: &collNote{members: []int{0, 1}}}}}))
 	f.Add(encodeStrings(frameDeadlock, []string{"a", "b"}))
 	f.Add(encodeContrib(&contrib{kind: kCreate, members: []int{1}}, ""))
+	f.Add(encodeContrib(&contrib{kind: kReduceFloats, root: 1, op: Sum, fvec: []float64{1, 2}}, ""))
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		w := newWorld(NewMemLinks(2)[0], []int{0, 1})
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.handle(1, msg)
 		decodeContrib(msg)
-		for k := range kCreate + 1 {
+		for k := range numCollKinds {
 			decodeReply(k, 0, msg)
 		}
 	})

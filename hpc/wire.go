@@ -116,6 +116,14 @@ func (w wbuf) vec(v []TimeRank) wbuf {
 	return w
 }
 
+func (w wbuf) floats(v []float64) wbuf {
+	w = w.uv(uint64(len(v)))
+	for _, x := range v {
+		w = binary.LittleEndian.AppendUint64(w, math.Float64bits(x))
+	}
+	return w
+}
+
 func (w wbuf) err(e error) wbuf { return w.b(errKind(e)).str(e.Error()) }
 
 // rbuf decodes what wbuf encodes; the first error sticks and later reads
@@ -229,6 +237,15 @@ func (r *rbuf) vec() []TimeRank {
 		v[i].Time = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
 		r.b = r.b[8:]
 		v[i].Rank = r.iv()
+	}
+	return v
+}
+
+func (r *rbuf) floats() []float64 {
+	v := make([]float64, r.n(8))
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+		r.b = r.b[8:]
 	}
 	return v
 }
@@ -350,14 +367,14 @@ func decodeStrings(msg []byte) ([]string, error) {
 // encodeContrib encodes a member's collective call and the error of its
 // own check ("" if valid).
 func encodeContrib(ct *contrib, callErr string) []byte {
-	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).bytes(ct.data).ints(ct.members).str(callErr)
+	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).str(callErr)
 }
 
 func decodeContrib(msg []byte) (*contrib, string, error) {
 	r := &rbuf{b: msg}
-	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), data: r.bytes(), members: r.ints()}
+	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.ints()}
 	callErr := r.str()
-	if r.err == nil && (ct.kind < kAllreduce || ct.kind > kCreate) {
+	if r.err == nil && (ct.kind < kAllreduce || ct.kind >= numCollKinds) {
 		r.fail()
 	}
 	return ct, callErr, r.err
@@ -380,6 +397,14 @@ func encodeReply(kind collKind, i int, out *reply) []byte {
 		w = w.vec(out.vec)
 	case kScan:
 		w = w.vec(out.vecs[i])
+	case kAllreduceFloats:
+		w = w.floats(out.fvec)
+	case kReduceFloats:
+		if i == out.root {
+			w = w.floats(out.fvec)
+		} else {
+			w = w.floats(nil)
+		}
 	case kBcast:
 		w = w.bytes(out.data)
 	case kCreate:
@@ -407,6 +432,8 @@ func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
 	switch kind {
 	case kAllreduce, kScan:
 		res.vec = r.vec()
+	case kAllreduceFloats, kReduceFloats:
+		res.fvec = r.floats()
 	case kBcast:
 		res.data = r.bytes()
 	case kCreate:

@@ -38,6 +38,15 @@ type LateReceiverInfo struct {
 	Bytes      uint64
 }
 
+// Fields the backward pass carries from the receiver to the sender.
+var (
+	// RecvTime is the time of a message's receive event.
+	RecvTime = replay.NewField("recv", replay.Float64Codec)
+	// RecvEnter is the time the receive request region (MPI_Recv,
+	// MPI_Irecv) was entered.
+	RecvEnter = replay.NewField("recv enter", replay.Float64Codec)
+)
+
 // LateReceiverFound is a Late Receiver instance.
 var LateReceiverFound = replay.NewEvent[LateReceiverInfo]("LateReceiver")
 
@@ -59,9 +68,8 @@ func registerLateReceiver(bus *replay.Bus) {
 		if e := c.Event(); e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
 			req = int(e.C) // the MPI_Irecv call posted the receive
 		}
-		c.Local.Set(replay.RoleRecv, c.Event().Time, 0)
-		c.Local.Set(replay.RoleEnterRecv, c.EnterTime(req), 0)
-		c.Local.Set(replay.RoleLeaveRecv, c.LeaveTime(req), 0)
+		replay.Put(c, RecvTime, c.Event().Time)
+		replay.Put(c, RecvEnter, c.EnterTime(req))
 		return nil
 	})
 	bus.On(replay.BwSendComplete, func(c *replay.Ctx) error {
@@ -87,7 +95,7 @@ func registerLateReceiver(bus *replay.Bus) {
 			cmp = int(e.C)
 		}
 		enterCmp, leaveCmp := c.EnterTime(cmp), c.LeaveTime(cmp)
-		enterReq := c.Remote[replay.RoleEnterRecv].Time
+		enterReq, _ := replay.Get(c, RecvEnter)
 		idle := 0.0
 		if leaveCmp > enterReq {
 			idle = enterReq - enterCmp

@@ -48,8 +48,17 @@ var (
 	MultiWaitLateSender = replay.NewEvent[uint32]("MultiWaitLateSender")
 )
 
+// SendEnter is the time a message's send region was entered, which the
+// forward pass carries to the receiver.
+var SendEnter = replay.NewField("send enter", replay.Float64Codec)
+
 func registerLateSender(bus *replay.Bus) {
 	p := &lateSender{}
+	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+		replay.Put(c, SendEvent, replay.EventRef{Time: c.Event().Time, Bytes: c.Trace.Message(c.Index).Bytes})
+		replay.Put(c, SendEnter, c.EnterTime(c.Index))
+		return nil
+	})
 	bus.On(replay.FwPostRecv, p.postRecv)
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
 		if !p.haveMulti || c.Env.Class(c.Event().A)&replay.ClassWaitMulti == 0 {
@@ -75,15 +84,16 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 	if isTest(c, i) {
 		return nil
 	}
-	enterSend := c.Remote[replay.RoleEnterSend].Time
+	enterSend, _ := replay.Get(c, SendEnter)
+	send, _ := replay.Get(c, SendEvent)
 	enterRecv := c.EnterTime(i)
 	idle := math.Min(enterSend, c.LeaveTime(i)) - enterRecv
 	if !(idle > 0) {
 		return nil
 	}
 	m := c.Trace.Message(i)
-	info := LateSenderInfo{Recv: i, SendTime: c.Remote[replay.RoleSend].Time,
-		SendBytes: c.Remote[replay.RoleSend].Bytes, Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle}
+	info := LateSenderInfo{Recv: i, SendTime: send.Time, SendBytes: send.Bytes,
+		Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle}
 	if c.RegionClass(i)&replay.ClassWaitMulti != 0 {
 		p.enter = c.Trace.EnterOf(i)
 		if err := replay.Emit(p.bus, MultiWaitLateSender, c, &p.enter); err != nil {

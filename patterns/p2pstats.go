@@ -2,6 +2,10 @@ package patterns
 
 import "scout/replay"
 
+// SendEvent is the send event of a message (time, bytes), which the
+// forward pass carries to the receiver.
+var SendEvent = replay.NewField("send", replay.EventRefCodec)
+
 // Point-to-point message statistics.
 //
 //	root:        a send event (sender) / a received message (receiver)
@@ -16,8 +20,7 @@ func registerP2PStats(bus *replay.Bus) {
 	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
 		e := c.Event()
 		m := c.Trace.Message(c.Index)
-		c.Local.Set(replay.RoleSend, e.Time, m.Bytes)
-		c.Local.Set(replay.RoleEnterSend, c.EnterTime(c.Index), 0)
+		replay.Put(c, SendEvent, replay.EventRef{Time: e.Time, Bytes: m.Bytes})
 		cp := c.Callpath(c.Index)
 		if m.Bytes == 0 {
 			c.Add(SyncsSend, cp, 1)
@@ -28,7 +31,7 @@ func registerP2PStats(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
-		send := c.Remote[replay.RoleSend]
+		send, _ := replay.Get(c, SendEvent)
 		if send.Time > c.Event().Time {
 			c.Loc.CCV.P2P++
 		}

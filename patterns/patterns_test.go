@@ -1,10 +1,7 @@
 package patterns_test
 
 import (
-	"bytes"
 	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"testing"
 
@@ -12,8 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"scout/hpc"
-	"scout/localtrace"
-	"scout/localtrace/otf2"
+	"scout/internal/tinytrace"
 	"scout/patterns"
 	"scout/replay"
 )
@@ -22,117 +18,29 @@ import (
 // as a list of steps at times in milliseconds, with the values every
 // pattern must compute from them in closed form.
 
-// Regions of the test traces, by id.
-var regions = []string{"main", "work", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
-	"MPI_Waitall", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Sendrecv"}
+// The trace builder's steps, by the short names the tests use.
+type step = tinytrace.Step
 
-func region(name string) uint32 {
-	i := slices.Index(regions, name)
-	if i < 0 {
-		panic("unknown region " + name)
-	}
-	return uint32(i)
-}
-
-// step is one event of a test trace.
-type step func(w *otf2.EventWriter) error
-
-const tick = 1e6 // timer ticks per millisecond (resolution 1 GHz)
-
-func ts(ms float64) uint64 { return uint64(math.Round(ms * tick)) }
-
-func enter(ms float64, r string) step {
-	return func(w *otf2.EventWriter) error { return w.Enter(ts(ms), region(r)) }
-}
-
-func leave(ms float64, r string) step {
-	return func(w *otf2.EventWriter) error { return w.Leave(ts(ms), region(r)) }
-}
-
-// call is a region entered at from and left at to, with inner events.
-func call(r string, from, to float64, inner ...step) []step {
-	return append(append([]step{enter(from, r)}, inner...), leave(to, r))
-}
-
-func send(ms float64, dst, tag int, bytes uint64) step {
-	return func(w *otf2.EventWriter) error { return w.MpiSend(ts(ms), uint32(dst), 0, uint32(tag), bytes) }
-}
-
-func recv(ms float64, src, tag int, bytes uint64) step {
-	return func(w *otf2.EventWriter) error { return w.MpiRecv(ts(ms), uint32(src), 0, uint32(tag), bytes) }
-}
-
-func raw(ms float64, typ uint8, args ...uint64) step {
-	return func(w *otf2.EventWriter) error {
-		ev := &otf2.Event{Type: typ, Time: ts(ms)}
-		copy(ev.Args[:], args)
-		return w.Write(ev)
-	}
-}
-
-func isend(ms float64, dst, tag int, bytes, req uint64) step {
-	return raw(ms, otf2.EvMpiIsend, uint64(dst), 0, uint64(tag), bytes, req)
-}
-
-func isendComplete(ms float64, req uint64) step { return raw(ms, otf2.EvMpiIsendComplete, req) }
-func irecvRequest(ms float64, req uint64) step  { return raw(ms, otf2.EvMpiIrecvRequest, req) }
-
-func irecv(ms float64, src, tag int, bytes, req uint64) step {
-	return raw(ms, otf2.EvMpiIrecv, uint64(src), 0, uint64(tag), bytes, req)
-}
-
-// coll is a collective call of op (OTF2 collective op) from begin to
-// end, on the world communicator.
-func coll(name string, op uint8, root int, from, to float64) []step {
-	return call(name, from, to,
-		func(w *otf2.EventWriter) error { return w.MpiCollectiveBegin(ts(from)) },
-		func(w *otf2.EventWriter) error { return w.MpiCollectiveEnd(ts(to), op, 0, uint32(root), 8, 8) })
-}
+var (
+	regions       = tinytrace.Regions
+	call          = tinytrace.Call
+	send          = tinytrace.Send
+	recv          = tinytrace.Recv
+	isend         = tinytrace.Isend
+	isendComplete = tinytrace.IsendComplete
+	irecvRequest  = tinytrace.IrecvRequest
+	irecv         = tinytrace.Irecv
+	coll          = tinytrace.Coll
+	program       = tinytrace.Program
+)
 
 // OTF2 collective operations.
 const (
-	opBarrier   = 0
-	opBcast     = 1
-	opReduce    = 12
-	opAllreduce = 11
+	opBarrier   = tinytrace.OpBarrier
+	opBcast     = tinytrace.OpBcast
+	opReduce    = tinytrace.OpReduce
+	opAllreduce = tinytrace.OpAllreduce
 )
-
-// program is a rank's events inside main, from 0 to end ms.
-func program(end float64, steps ...[]step) []step {
-	var all []step
-	for _, s := range steps {
-		all = append(all, s...)
-	}
-	return call("main", 0, end, all...)
-}
-
-// defs are the global definitions of an n-rank test trace.
-func defs(n int) *otf2.Defs {
-	d := &otf2.Defs{HasClock: true, Clock: otf2.ClockProperties{TimerResolution: tick * 1000, TraceLength: ts(1e6), Realtime: otf2.Undef64}}
-	str := func(s string) uint32 {
-		d.Strings = append(d.Strings, otf2.String{Self: uint32(len(d.Strings)), Value: s})
-		return uint32(len(d.Strings) - 1)
-	}
-	empty := str("")
-	for i, r := range regions {
-		p := uint8(otf2.ParadigmMPI)
-		if i < 2 {
-			p = 2 // compiler instrumentation
-		}
-		d.Regions = append(d.Regions, otf2.Region{Self: uint32(i), Name: str(r), Canonical: str(r), Description: empty,
-			Paradigm: p, File: empty, Role: 1})
-	}
-	members := make([]uint64, n)
-	for r := range n {
-		members[r] = uint64(r)
-		d.LocationGroups = append(d.LocationGroups, otf2.LocationGroup{Self: uint32(r), Name: str(fmt.Sprint("rank ", r)),
-			Type: otf2.LocationGroupTypeProcess, Parent: otf2.Undef32, Creator: otf2.Undef32})
-		d.Locations = append(d.Locations, otf2.Location{Self: uint64(r), Name: empty, Type: otf2.LocationTypeCPUThread, Group: uint32(r)})
-	}
-	d.Groups = []otf2.Group{{Self: 0, Name: empty, Members: members, Type: otf2.GroupTypeCommGroup, Paradigm: otf2.ParadigmMPI}}
-	d.Comms = []otf2.Comm{{Self: 0, Name: str("MPI_COMM_WORLD"), Group: 0, Parent: otf2.Undef32}}
-	return d
-}
 
 // analyze replays the ranks' programs with the pattern catalog and
 // returns every non-zero value by "metric path rank", with the path of
@@ -145,38 +53,7 @@ func analyze(t *testing.T, progs ...[]step) map[string]float64 {
 // analyzeWith is analyze with the patterns that register subscribes.
 func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[string]float64 {
 	t.Helper()
-	// Through the encoder and decoder, as a trace's definitions come.
-	var db bytes.Buffer
-	if _, err := otf2.EncodeGlobalDefs(&db, defs(len(progs)), 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	d, err := otf2.DecodeGlobalDefs(&db, "defs", 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	traces := make([]*localtrace.Trace, len(progs))
-	for r, p := range progs {
-		var buf bytes.Buffer
-		w, err := otf2.NewEventWriter(&buf, 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range p {
-			if err := s(w); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		rd, err := otf2.NewEventReader(bytes.NewReader(buf.Bytes()), fmt.Sprint("rank ", r), uint64(r), 1<<20, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if traces[r], err = localtrace.Decode(rd, d, uint64(r), w.Count()); err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
-	}
+	d, traces := tinytrace.Build(t, progs...)
 	env, err := replay.NewEnv(d)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +76,7 @@ func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[
 		for metric, row := range patterns.Named(l.Sev) {
 			for cp, v := range row {
 				if v != 0 {
-					got[fmt.Sprintf("%s %s %d", metric, path(d, tr, uint32(cp)), c.Rank())] += v
+					got[fmt.Sprintf("%s %s %d", metric, tinytrace.Path(tr, uint32(cp)), c.Rank())] += v
 				}
 			}
 		}
@@ -209,19 +86,6 @@ func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[
 		t.Fatal(err)
 	}
 	return got
-}
-
-// path names a call path by its regions, "main/MPI_Recv".
-func path(d *otf2.Defs, t *localtrace.Trace, cp uint32) string {
-	var names []string
-	for ; cp != localtrace.None; cp = t.Callpaths[cp].Parent {
-		names = append([]string{regions[t.Callpaths[cp].Region]}, names...)
-	}
-	s := names[0]
-	for _, n := range names[1:] {
-		s += "/" + n
-	}
-	return s
 }
 
 // seconds converts milliseconds.

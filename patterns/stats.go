@@ -74,12 +74,14 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderWrongOrder, func(c *replay.Ctx, info *LateSenderInfo) error {
-		s.add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: c.Remote[replay.RoleSend].Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		send, _ := replay.Get(c, SendEvent)
+		s.add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: send.Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, lr *LateReceiverInfo) error {
 		cmp := lr.Completion
-		s.add(Instance{Pattern: uint8(stat(LateReceiver)), Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: c.Remote[replay.RoleRecv].Time, Duration: lr.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		recv, _ := replay.Get(c, RecvTime)
+		s.add(Instance{Pattern: uint8(stat(LateReceiver)), Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: recv, Duration: lr.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	coll := func(topic replay.Topic, idle, completion int, syncOnly bool) {

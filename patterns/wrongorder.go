@@ -43,7 +43,8 @@ func registerWrongOrder(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
-		cur := c.Remote[replay.RoleSend].Time
+		send, _ := replay.Get(c, SendEvent)
+		cur := send.Time
 		if len(p.buf) == 0 || p.maxSend <= cur {
 			return nil // no remembered instance was sent later
 		}

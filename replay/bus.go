@@ -1,26 +1,3 @@
-// Package replay re-enacts the communication of a traced MPI program:
-// each location walks its events in passes and, at every message and
-// collective operation, exchanges with its partners the event data the
-// patterns need, over communicators of the same shape as the original.
-//
-// Patterns plug in through a publish/subscribe bus. The engine publishes
-// trace events as topics of the pass that walks them (Topic); patterns
-// subscribe to them and may publish compound events of their own, with a
-// typed payload (Event), that other patterns refine (successive
-// refinement: Late Sender is published once, and Wrong Order refines
-// it). Callbacks run synchronously in subscription order, depth first.
-//
-// The passes are data: each engine topic belongs to one pass, and a
-// replay runs only the passes whose topics some pattern subscribed to,
-// in the order of the Pass constants, each with communicators of its own.
-// A new analysis is a new pass, its topics and its patterns, e.g.
-//
-//	var Found = replay.NewEvent[Info]("Found")
-//	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
-//		...
-//		return replay.Emit(bus, Found, c, &info)
-//	})
-//	replay.Subscribe(bus, Found, func(c *replay.Ctx, in *Info) error { ... })
 package replay
 
 import (
@@ -28,61 +5,41 @@ import (
 	"sync/atomic"
 )
 
-// Pass is one walk over every location's events.
-type Pass uint8
+// Topic is a trace event the engine publishes in one pass (0: none).
+type Topic uint16
 
-// Passes, in the order they run.
+// Engine topics of the built-in passes. Fw* topics are published in the
+// forward pass, Bw* in the backward pass, Finished at the end of every
+// pass; NewTopic makes the topics of new passes.
 const (
-	// Forward walks the events in time order; a message carries the
-	// sender's roles to the receiver (Late Sender, wrong order,
-	// collectives, message statistics).
-	Forward Pass = iota
-	// Backward walks them in reverse; a message carries the receiver's
-	// roles back to the sender (Late Receiver).
-	Backward
-	numPasses
-)
-
-func (p Pass) String() string { return [...]string{"forward", "backward"}[p] }
-
-// Topic is a trace event the engine publishes in one pass.
-type Topic uint8
-
-// Engine topics. Fw* topics are published in the forward pass, Bw* in
-// the backward pass, Finished at the end of every pass.
-const (
-	FwEnter        Topic = iota // an Enter event
-	FwLeave                     // a Leave event
-	FwPreSend                   // before a message is shipped: add payload roles
-	FwPostSend                  // after a message was shipped
-	FwPreRecv                   // before a message is received
-	FwPostRecv                  // after a message was received: Remote holds its roles
-	FwInit                      // Leave of MPI_Init: Coll, Idle, Completion set
-	FwFinalize                  // Leave of MPI_Finalize: Coll, Idle, Completion set
-	FwCollective                // any analysed collective end (counts)
-	FwBarrier                   // MPI_Barrier end; Idle, Completion set
-	FwNxN                       // N-to-N collective end; Idle, Completion set when a sync point
-	FwOneToN                    // 1-to-N collective end; Idle set
-	FwNToOne                    // N-to-1 collective end; Idle set on the root
-	FwScan                      // scan end; Idle set
-	BwLeave                     // backward: a Leave event
-	BwEnter                     // backward: an Enter event
-	BwPreRecv                   // backward: receiver adds roles before shipping to the sender
-	BwPreSend                   // backward: sender, before receiving the receiver's roles
-	BwPostSend                  // backward: sender, Remote holds the receiver's roles
-	BwSendComplete              // backward: a send completion event (IsendComplete)
-	Finished                    // end of a pass
+	FwEnter        Topic = iota + 1 // an Enter event
+	FwLeave                         // a Leave event
+	FwPreSend                       // before a message is shipped: Put fields
+	FwPostSend                      // after a message was shipped
+	FwPreRecv                       // before a message is received
+	FwPostRecv                      // after a message was received: Get reads its fields
+	FwInit                          // Leave of MPI_Init: Coll, Idle, Completion set
+	FwFinalize                      // Leave of MPI_Finalize: Coll, Idle, Completion set
+	FwCollective                    // any analysed collective end (counts)
+	FwBarrier                       // MPI_Barrier end; Idle, Completion set
+	FwNxN                           // N-to-N collective end; Idle, Completion set when a sync point
+	FwOneToN                        // 1-to-N collective end; Idle set
+	FwNToOne                        // N-to-1 collective end; Idle set on the root
+	FwScan                          // scan end; Idle set
+	BwLeave                         // backward: a Leave event
+	BwEnter                         // backward: an Enter event
+	BwPreRecv                       // backward: receiver, Put fields before shipping them to the sender
+	BwPostRecv                      // backward: receiver, after shipping (inverse messages)
+	BwPreSend                       // backward: sender, before receiving the receiver's fields
+	BwPostSend                      // backward: sender, Get reads the receiver's fields
+	BwSendComplete                  // backward: a send completion event (IsendComplete)
+	Finished                        // end of a pass
 	numTopics
 )
 
-// topicPass is the pass of each engine topic.
-var topicPass = [numTopics]Pass{
-	FwEnter: Forward, FwLeave: Forward, FwPreSend: Forward, FwPostSend: Forward, FwPreRecv: Forward,
-	FwPostRecv: Forward, FwInit: Forward, FwFinalize: Forward, FwCollective: Forward, FwBarrier: Forward,
-	FwNxN: Forward, FwOneToN: Forward, FwNToOne: Forward, FwScan: Forward,
-	BwLeave: Backward, BwEnter: Backward, BwPreRecv: Backward, BwPreSend: Backward, BwPostSend: Backward,
-	BwSendComplete: Backward,
-}
+var builtinTopicNames = [numTopics]string{"", "FwEnter", "FwLeave", "FwPreSend", "FwPostSend", "FwPreRecv",
+	"FwPostRecv", "FwInit", "FwFinalize", "FwCollective", "FwBarrier", "FwNxN", "FwOneToN", "FwNToOne", "FwScan",
+	"BwLeave", "BwEnter", "BwPreRecv", "BwPostRecv", "BwPreSend", "BwPostSend", "BwSendComplete", "Finished"}
 
 // Handler is a bus callback; an error stops the replay.
 type Handler func(c *Ctx) error
@@ -108,15 +65,23 @@ func (e *Event[T]) String() string { return e.name }
 // Bus dispatches topics and events to their subscribers in subscription
 // order.
 type Bus struct {
-	subs   [numTopics][]Handler
+	subs   [][]Handler               // by topic
 	events [][]func(*Ctx, any) error // by Event id
 }
 
 // On subscribes h to topic t; the replay then runs t's pass.
-func (b *Bus) On(t Topic, h Handler) { b.subs[t] = append(b.subs[t], h) }
+func (b *Bus) On(t Topic, h Handler) {
+	for len(b.subs) <= int(t) {
+		b.subs = append(b.subs, nil)
+	}
+	b.subs[t] = append(b.subs[t], h)
+}
 
 // Publish runs the subscribers of t with c.
 func (b *Bus) Publish(t Topic, c *Ctx) error {
+	if int(t) >= len(b.subs) {
+		return nil
+	}
 	for _, h := range b.subs[t] {
 		if err := h(c); err != nil {
 			return err
@@ -126,13 +91,17 @@ func (b *Bus) Publish(t Topic, c *Ctx) error {
 }
 
 // Has reports whether t has subscribers.
-func (b *Bus) Has(t Topic) bool { return len(b.subs[t]) > 0 }
+func (b *Bus) Has(t Topic) bool { return int(t) < len(b.subs) && len(b.subs[t]) > 0 }
 
 // Runs reports whether the replay runs pass p: whether some engine topic
 // of p has subscribers.
 func (b *Bus) Runs(p Pass) bool {
-	for t, hs := range b.subs {
-		if Topic(t) != Finished && topicPass[t] == p && len(hs) > 0 {
+	ps := passByID(p)
+	if ps == nil {
+		return false
+	}
+	for _, t := range ps.spec.Topics {
+		if b.Has(t) {
 			return true
 		}
 	}

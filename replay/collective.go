@@ -73,7 +73,7 @@ func (r *Replayer) collective(i int) error {
 	if class == CollNone || r.Loc.env.IsSelf(info.Comm) {
 		return nil
 	}
-	comm, err := r.Loc.comm(Forward, info.Comm)
+	comm, err := r.Loc.comm(r.ctx.Pass, info.Comm)
 	if err != nil {
 		return err
 	}

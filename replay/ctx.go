@@ -1,86 +1,11 @@
 package replay
 
 import (
-	"encoding/binary"
-	"errors"
-	"math"
+	"fmt"
 
+	"scout/hpc"
 	"scout/localtrace"
 )
-
-// Role names an event a message carries to the partner.
-type Role uint8
-
-// Payload roles.
-const (
-	RoleSend      Role = iota // the send event (time, bytes)
-	RoleEnterSend             // Enter of the send region
-	RoleLeaveSend             // Leave of the send region
-	RoleRecv                  // the receive event
-	RoleEnterRecv             // Enter of the receive request region (backward replay)
-	RoleLeaveRecv             // Leave of the receive request region (backward replay)
-	numRoles
-)
-
-// EventRef is an event as shipped in a message.
-type EventRef struct {
-	Time  float64
-	Bytes uint64
-	Valid bool
-}
-
-// Roles holds the events of a message payload.
-type Roles [numRoles]EventRef
-
-// Set stores an event under role r.
-func (rs *Roles) Set(r Role, time float64, bytes uint64) {
-	rs[r] = EventRef{Time: time, Bytes: bytes, Valid: true}
-}
-
-func (rs *Roles) reset() { *rs = Roles{} }
-
-// encode appends the valid roles: count, then (role, time, bytes) each.
-func (rs *Roles) encode(b []byte) []byte {
-	n := 0
-	for _, e := range rs {
-		if e.Valid {
-			n++
-		}
-	}
-	b = append(b, byte(n))
-	for r, e := range rs {
-		if e.Valid {
-			b = append(b, byte(r))
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Time))
-			b = binary.LittleEndian.AppendUint64(b, e.Bytes)
-		}
-	}
-	return b
-}
-
-var errPayload = errors.New("malformed replay payload")
-
-func (rs *Roles) decode(b []byte) error {
-	rs.reset()
-	if len(b) < 1 {
-		return errPayload
-	}
-	n := int(b[0])
-	b = b[1:]
-	if len(b) != n*17 {
-		return errPayload
-	}
-	for i := 0; i < n; i++ {
-		r := Role(b[0])
-		if r >= numRoles {
-			return errPayload
-		}
-		rs[r] = EventRef{Time: math.Float64frombits(binary.LittleEndian.Uint64(b[1:])),
-			Bytes: binary.LittleEndian.Uint64(b[9:]), Valid: true}
-		b = b[17:]
-	}
-	return nil
-}
 
 // CollInfo is the result of a collective's time exchange, in
 // communicator ranks.
@@ -99,10 +24,10 @@ type Ctx struct {
 	Env   *Env
 	Trace *localtrace.Trace
 	Loc   *Location
+	// Pass is the pass being run.
+	Pass Pass
 	// Index is the current trace event.
 	Index int
-	// Local holds the roles this location ships; Remote those received.
-	Local, Remote Roles
 	// Idle and Completion are the wait and completion times the
 	// communication handler or a general pattern computed.
 	Idle, Completion float64
@@ -110,6 +35,10 @@ type Ctx struct {
 	Coll CollInfo
 	// Peer is the partner's communicator rank of the current message.
 	Peer int
+
+	msg     *localtrace.Message // the current message, nil for none
+	out, in payload             // fields put, fields received (Put, Get)
+	wire    []byte              // encoding scratch
 }
 
 // Event returns the current event.
@@ -138,9 +67,64 @@ func (c *Ctx) Add(m Metric, cp uint32, v float64) { c.Loc.Sev.Add(m, cp, v) }
 
 func (c *Ctx) reset(i int) {
 	c.Index = i
-	c.Local.reset()
-	c.Remote.reset()
+	c.out.reset()
+	c.in.reset()
 	c.Idle, c.Completion = 0, 0
 	c.Coll = CollInfo{}
 	c.Peer = -1
+	c.msg = nil
+}
+
+// Inverse messages go against the direction of the pass: from the side
+// that takes to the side that ships (in the backward pass, from the
+// sender to the receiver), over the pass's inverse communicators, so
+// that they never match the pass's own messages. Patterns decide which
+// messages have one, and both sides must decide alike: the receiving
+// side waits in RecvInverse until its partner's walk reaches the
+// message and calls SendInverse. A wait against the order of the walk
+// can deadlock (two ranks that each wait for the other's later event);
+// the hpc runtime then fails the replay with hpc.ErrDeadlock instead of
+// hanging.
+
+// SendInverse sends the fields put so far at the current message event
+// to the message partner over the inverse communicator of the pass, with
+// the message's tag, and empties the outgoing payload. It is valid in
+// the callbacks of a Ship or Take step of a pass with inverse
+// communicators (PassSpec.Inverse).
+func (c *Ctx) SendInverse() error {
+	comm, err := c.inverseComm()
+	if err != nil {
+		return fmt.Errorf("replay: SendInverse: %w", err)
+	}
+	c.wire = c.out.encode(c.wire[:0])
+	c.out.reset()
+	if err := comm.Send(c.Peer, int(c.msg.Tag), c.wire); err != nil {
+		return fmt.Errorf("replay: SendInverse: %w", err)
+	}
+	return nil
+}
+
+// RecvInverse receives the partner's inverse message of the current
+// message event (sent with SendInverse); its fields replace the incoming
+// payload, where Get reads them.
+func (c *Ctx) RecvInverse() error {
+	comm, err := c.inverseComm()
+	if err != nil {
+		return fmt.Errorf("replay: RecvInverse: %w", err)
+	}
+	data, err := comm.Recv(c.Peer, int(c.msg.Tag))
+	if err != nil {
+		return fmt.Errorf("replay: RecvInverse: %w", err)
+	}
+	if err := c.in.decode(data); err != nil {
+		return fmt.Errorf("replay: inverse message from rank %d of communicator %d, tag %d: %w", c.Peer, c.msg.Comm, c.msg.Tag, err)
+	}
+	return nil
+}
+
+func (c *Ctx) inverseComm() (hpc.Comm, error) {
+	if c.msg == nil {
+		return nil, fmt.Errorf("event %d (%v) is no message of the %v pass", c.Index, c.Event().Kind, c.Pass)
+	}
+	return c.Loc.inverseComm(c.Pass, c.msg.Comm)
 }

@@ -11,7 +11,6 @@ type Replayer struct {
 	Bus *Bus
 	Loc *Location
 	ctx Ctx
-	buf []byte
 	// scratch of the collectives
 	one   [1]TimeRank
 	eight [8]byte
@@ -26,21 +25,67 @@ func NewReplayer(bus *Bus, loc *Location) *Replayer {
 	return r
 }
 
-// passes are the walks of the passes, by Pass.
-var passes = [numPasses]func(*Replayer) error{Forward: (*Replayer).Forward, Backward: (*Replayer).Backward}
-
-// Run runs the passes the bus's subscribers need, in order.
+// Run runs the passes the bus's subscribers need, in the order of the
+// pass table; each builds its communicators when it starts.
 func (r *Replayer) Run() error {
-	for p, walk := range passes {
-		if !r.Bus.Runs(Pass(p)) {
+	for _, p := range passes() {
+		if !r.Bus.Runs(p.id) {
 			continue
 		}
-		if err := r.Loc.buildComms(Pass(p)); err != nil {
+		if err := r.Loc.buildComms(p); err != nil {
 			return err
 		}
-		if err := walk(r); err != nil {
+		if err := r.walk(p); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// walk runs pass p over the location's events in the pass's order,
+// doing at each event the step of its kind, and publishes Finished.
+func (r *Replayer) walk(p *pass) error {
+	t := r.Loc.Trace
+	c := &r.ctx
+	c.Pass = p.id
+	n := len(t.Events)
+	for k := range n {
+		i := k
+		if p.spec.Order == ReverseOrder {
+			i = n - 1 - k
+		}
+		st := &p.steps[t.Events[i].Kind]
+		if st.do == 0 {
+			continue
+		}
+		c.reset(i)
+		if err := r.step(p, st, i); err != nil {
+			return r.errorf(i, err)
+		}
+	}
+	c.reset(0)
+	return r.Bus.Publish(Finished, c)
+}
+
+// step does step st of pass p at event i.
+func (r *Replayer) step(p *pass, st *step, i int) error {
+	switch st.do {
+	case Publish:
+		return r.Bus.Publish(st.pre, &r.ctx)
+	case Ship, Take:
+		if !r.isMessage(i) {
+			return nil
+		}
+		return r.message(p, st, i)
+	case Collective:
+		if !Counted(r.Loc.Trace.Collective(i).Op) {
+			return nil
+		}
+		return r.Bus.Publish(st.pre, &r.ctx)
+	case syncLeave:
+		return r.leave(i, st.pre)
+	case waitStates:
+		return r.collective(i)
 	}
 	return nil
 }
@@ -52,50 +97,50 @@ func (r *Replayer) errorf(i int, err error) error {
 		r.Loc.Rank, r.Loc.Trace.Location, i, e.Kind, e.Time, err)
 }
 
-// isMPIEvent reports whether event i lies directly in an MPI region.
-func (r *Replayer) isMPIEvent(i int) bool { return r.ctx.RegionClass(i)&ClassMPI != 0 }
-
-// sendCancelled reports whether the send request of event i was cancelled.
-func (r *Replayer) sendCancelled(i int) bool {
+// isMessage reports whether event i is a message the replay re-enacts:
+// one directly in an MPI region, and no cancelled send.
+func (r *Replayer) isMessage(i int) bool {
+	if r.ctx.RegionClass(i)&ClassMPI == 0 {
+		return false
+	}
 	e := &r.Loc.Trace.Events[i]
-	return e.Kind == localtrace.KindIsend && e.C != localtrace.None &&
-		r.Loc.Trace.Events[e.C].Kind == localtrace.KindRequestCancelled
+	return !(e.Kind == localtrace.KindIsend && e.C != localtrace.None &&
+		r.Loc.Trace.Events[e.C].Kind == localtrace.KindRequestCancelled)
 }
 
-// Forward runs the forward pass: Late Sender, wrong order, collectives,
-// message statistics.
-func (r *Replayer) Forward() error {
-	t := r.Loc.Trace
+// message does a Ship or Take step at message event i.
+func (r *Replayer) message(p *pass, st *step, i int) error {
 	c := &r.ctx
-	for i := range t.Events {
-		c.reset(i)
-		e := &t.Events[i]
-		var err error
-		switch e.Kind {
-		case localtrace.KindEnter:
-			err = r.Bus.Publish(FwEnter, c)
-		case localtrace.KindLeave:
-			err = r.leave(i)
-		case localtrace.KindSend, localtrace.KindIsend:
-			if r.isMPIEvent(i) && !r.sendCancelled(i) {
-				err = r.send(i)
-			}
-		case localtrace.KindRecv, localtrace.KindIrecv:
-			if r.isMPIEvent(i) {
-				err = r.recv(i)
-			}
-		case localtrace.KindCollEnd:
-			err = r.collective(i)
+	m := r.Loc.Trace.Message(i)
+	c.Peer, c.msg = int(m.Peer), m
+	if err := r.Bus.Publish(st.pre, c); err != nil {
+		return err
+	}
+	comm, err := r.Loc.comm(p.id, m.Comm)
+	if err != nil {
+		return err
+	}
+	if st.do == Ship {
+		c.wire = c.out.encode(c.wire[:0])
+		c.out.reset()
+		if err := comm.Send(c.Peer, int(m.Tag), c.wire); err != nil {
+			return err
 		}
+	} else {
+		data, err := comm.Recv(c.Peer, int(m.Tag))
 		if err != nil {
-			return r.errorf(i, err)
+			return err
+		}
+		if err := c.in.decode(data); err != nil {
+			return fmt.Errorf("message from rank %d of communicator %d, tag %d: %w", c.Peer, m.Comm, m.Tag, err)
 		}
 	}
-	c.reset(0)
-	return r.Bus.Publish(Finished, c)
+	return r.Bus.Publish(st.post, c)
 }
 
-func (r *Replayer) leave(i int) error {
+// leave does the forward analysis's step at Leave event i: at the first
+// MPI_Init and MPI_Finalize, the world-wide time exchange; then topic.
+func (r *Replayer) leave(i int, topic Topic) error {
 	c := &r.ctx
 	cls := r.Loc.env.Class(r.Loc.Trace.Events[i].A)
 	switch {
@@ -116,113 +161,5 @@ func (r *Replayer) leave(i int) error {
 			return err
 		}
 	}
-	return r.Bus.Publish(FwLeave, c)
-}
-
-func (r *Replayer) send(i int) error {
-	c := &r.ctx
-	m := r.Loc.Trace.Message(i)
-	c.Peer = int(m.Peer)
-	if err := r.Bus.Publish(FwPreSend, c); err != nil {
-		return err
-	}
-	comm, err := r.Loc.comm(Forward, m.Comm)
-	if err != nil {
-		return err
-	}
-	r.buf = c.Local.encode(r.buf[:0])
-	if err := comm.Send(int(m.Peer), int(m.Tag), r.buf); err != nil {
-		return err
-	}
-	return r.Bus.Publish(FwPostSend, c)
-}
-
-func (r *Replayer) recv(i int) error {
-	c := &r.ctx
-	m := r.Loc.Trace.Message(i)
-	c.Peer = int(m.Peer)
-	if err := r.Bus.Publish(FwPreRecv, c); err != nil {
-		return err
-	}
-	comm, err := r.Loc.comm(Forward, m.Comm)
-	if err != nil {
-		return err
-	}
-	data, err := comm.Recv(int(m.Peer), int(m.Tag))
-	if err != nil {
-		return err
-	}
-	if err := c.Remote.decode(data); err != nil {
-		return err
-	}
-	return r.Bus.Publish(FwPostRecv, c)
-}
-
-// Backward runs the backward pass: the receiver ships its receive data
-// to the sender (Late Receiver).
-func (r *Replayer) Backward() error {
-	t := r.Loc.Trace
-	c := &r.ctx
-	for i := len(t.Events) - 1; i >= 0; i-- {
-		c.reset(i)
-		e := &t.Events[i]
-		var err error
-		switch e.Kind {
-		case localtrace.KindLeave:
-			err = r.Bus.Publish(BwLeave, c)
-		case localtrace.KindEnter:
-			err = r.Bus.Publish(BwEnter, c)
-		case localtrace.KindIsendComplete:
-			err = r.Bus.Publish(BwSendComplete, c)
-		case localtrace.KindRecv, localtrace.KindIrecv:
-			if r.isMPIEvent(i) {
-				err = r.bwRecv(i)
-			}
-		case localtrace.KindSend, localtrace.KindIsend:
-			if r.isMPIEvent(i) && !r.sendCancelled(i) {
-				err = r.bwSend(i)
-			}
-		}
-		if err != nil {
-			return r.errorf(i, err)
-		}
-	}
-	c.reset(0)
-	return r.Bus.Publish(Finished, c)
-}
-
-func (r *Replayer) bwRecv(i int) error {
-	c := &r.ctx
-	m := r.Loc.Trace.Message(i)
-	c.Peer = int(m.Peer)
-	if err := r.Bus.Publish(BwPreRecv, c); err != nil {
-		return err
-	}
-	comm, err := r.Loc.comm(Backward, m.Comm)
-	if err != nil {
-		return err
-	}
-	r.buf = c.Local.encode(r.buf[:0])
-	return comm.Send(int(m.Peer), int(m.Tag), r.buf)
-}
-
-func (r *Replayer) bwSend(i int) error {
-	c := &r.ctx
-	m := r.Loc.Trace.Message(i)
-	c.Peer = int(m.Peer)
-	if err := r.Bus.Publish(BwPreSend, c); err != nil {
-		return err
-	}
-	comm, err := r.Loc.comm(Backward, m.Comm)
-	if err != nil {
-		return err
-	}
-	data, err := comm.Recv(int(m.Peer), int(m.Tag))
-	if err != nil {
-		return err
-	}
-	if err := c.Remote.decode(data); err != nil {
-		return err
-	}
-	return r.Bus.Publish(BwPostSend, c)
+	return r.Bus.Publish(topic, c)
 }

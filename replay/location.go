@@ -55,9 +55,10 @@ type Location struct {
 	// Global maps the trace's local call paths to the unified call tree
 	// of all locations (set before the replay when payloads must name
 	// call paths across locations).
-	Global []uint32
-	comms  [numPasses]map[uint32]hpc.Comm // per pass, made when it starts
-	env    *Env
+	Global  []uint32
+	comms   []map[uint32]hpc.Comm // by pass, made when it starts
+	inverse []map[uint32]hpc.Comm // by pass, for passes with inverse messages
+	env     *Env
 }
 
 // NewLocation prepares the replay of trace t as world rank rank; every
@@ -67,28 +68,60 @@ func NewLocation(env *Env, t *localtrace.Trace, rank int, world hpc.Comm) (*Loca
 }
 
 // buildComms rebuilds the application's communicators for pass p on the
-// world communicator (a collective step: every rank runs the same
-// passes). Each pass gets its own, so that messages a pass leaves
-// unreceived (sends whose receive was not recorded) cannot match
-// receives of another pass.
-func (l *Location) buildComms(p Pass) error {
-	l.comms[p] = map[uint32]hpc.Comm{}
+// world communicator, and a second set if p has inverse messages (a
+// collective step: every rank runs the same passes). Each pass gets its
+// own, so that messages a pass leaves unreceived (sends whose receive
+// was not recorded) cannot match receives of another pass, and inverse
+// messages never match the pass's own.
+func (l *Location) buildComms(p *pass) error {
+	for len(l.comms) <= int(p.id) {
+		l.comms = append(l.comms, nil)
+		l.inverse = append(l.inverse, nil)
+	}
+	var err error
+	if l.comms[p.id], err = l.createComms(p, ""); err != nil {
+		return err
+	}
+	if p.spec.Inverse {
+		l.inverse[p.id], err = l.createComms(p, "inverse ")
+	}
+	return err
+}
+
+func (l *Location) createComms(p *pass, what string) (map[uint32]hpc.Comm, error) {
+	comms := map[uint32]hpc.Comm{}
 	for _, id := range l.env.commOrder {
 		c, err := l.World.Create(l.env.CommMembers[id])
 		if err != nil {
-			return fmt.Errorf("replay: rank %d: building communicator %d: %w", l.Rank, id, err)
+			return nil, fmt.Errorf("replay: rank %d: building %scommunicator %d of the %s pass: %w", l.Rank, what, id, p.spec.Name, err)
 		}
 		if c != nil {
-			l.comms[p][id] = c
+			comms[id] = c
 		}
 	}
-	return nil
+	return comms, nil
 }
 
-// comm returns the transport communicator of trace communicator id.
-func (l *Location) comm(pass Pass, id uint32) (hpc.Comm, error) {
-	if c, ok := l.comms[pass][id]; ok {
-		return c, nil
+// comm returns the transport communicator of trace communicator id in
+// pass p.
+func (l *Location) comm(p Pass, id uint32) (hpc.Comm, error) {
+	return lookupComm(l.comms, p, id, l.Rank, "")
+}
+
+// inverseComm returns the inverse transport communicator of trace
+// communicator id in pass p.
+func (l *Location) inverseComm(p Pass, id uint32) (hpc.Comm, error) {
+	if int(p) >= len(l.inverse) || l.inverse[p] == nil {
+		return nil, fmt.Errorf("the %v pass has no inverse communicators (PassSpec.Inverse)", p)
 	}
-	return nil, fmt.Errorf("communicator %d is unknown or does not contain rank %d", id, l.Rank)
+	return lookupComm(l.inverse, p, id, l.Rank, "inverse ")
+}
+
+func lookupComm(sets []map[uint32]hpc.Comm, p Pass, id uint32, rank int, what string) (hpc.Comm, error) {
+	if int(p) < len(sets) {
+		if c, ok := sets[p][id]; ok {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%scommunicator %d is unknown or does not contain rank %d", what, id, rank)
 }
