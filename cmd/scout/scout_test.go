@@ -114,7 +114,16 @@ func TestDeterministic(t *testing.T) {
 // patterns, unify, merge) on the largest bundled trace.
 func BenchmarkAnalyze(b *testing.B) {
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8")
+	events := benchAnalyze(b, dir)
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchAnalyze runs the in-process analysis of dir b.N times, reports
+// the heap allocations per trace event and returns the number of events.
+func benchAnalyze(b *testing.B, dir string) int {
 	var events int
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: dir})
 		if err != nil {
@@ -122,7 +131,9 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 		events = rep.Events
 	}
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N)/float64(events), "allocs/event")
+	return events
 }
 
 // statLine is one parsed line of a statistics file: a pattern summary
@@ -212,14 +223,7 @@ func BenchmarkAnalyzeGenerated(b *testing.B) {
 	if err := run(args, io.Discard, io.Discard); err != nil {
 		b.Fatal(err)
 	}
-	var events int
-	for b.Loop() {
-		rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		events = rep.Events
-	}
+	events := benchAnalyze(b, dir)
 	rate := float64(events) * float64(b.N) / b.Elapsed().Seconds()
 	b.ReportMetric(rate, "events/s")
 	b.ReportMetric(rate/4, "events/s/location")
