@@ -115,8 +115,8 @@ func needing(f class, ms ...MetricDef) []MetricDef {
 
 // metricTree is the derived metric tree in report (preorder) order: the
 // metrics of Scalasca 2.6's scout.spec that this analysis can produce.
-// Left out are the metrics computed by analyses scout does not run
-// (critical path, delay costs, wait-state propagation, one-sided and
+// Left out are the metrics computed by analyses scout does not run yet
+// (the critical path's imbalance, delay costs, wait-state propagation, one-sided and
 // OpenMP/Pthread wait states, idle threads) and the sums made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
@@ -275,6 +275,26 @@ var metricTree = slices.Concat(
 			"bytes_cout", "bytes_cin"),
 		copied("bytes_cout", "bytes_coll"),
 		copied("bytes_cin", "bytes_coll"),
+	),
+	// The delay costs computed so far, at the top level until the long-term
+	// costs are computed too: then the reference's summed levels (delay,
+	// delay_mpi, delay_p2p, delay_latesender_aggregate, ...) go above them.
+	needing(hasMPI,
+		copied("delay_latesender", ""),
+		copied("delay_latereceiver", ""),
+	),
+	needing(hasMPI,
+		copied("critical_path", ""),
+		summed("sec", "performance_impact", "Performance impact", "", "Time of the critical path's activities and imbalance, and of the activities off it",
+			"performance_impact_criticalpath", "non_critical_path_activities"),
+		summed("sec", "performance_impact_criticalpath", "Critical-path activities", "performance_impact", "Time of the activities on the critical path and of its imbalance",
+			"critical_path_activities", "critical_imbalance_impact"),
+		copied("critical_path_activities", "performance_impact_criticalpath"),
+		copied("critical_imbalance_impact", "performance_impact_criticalpath"),
+		summed("sec", "intra_partition_imbalance", "Intra-partition imbalance", "critical_imbalance_impact", "Imbalance impact of critical-path call paths that every rank executes",
+			"critical_imbalance_impact", "-inter_partition_imbalance"),
+		copied("inter_partition_imbalance", "critical_imbalance_impact"),
+		copied("non_critical_path_activities", "performance_impact"),
 	),
 	[]MetricDef{
 		remapped("imbalance", "Computational imbalance", "", "Computational load imbalance heuristic (see Online Description for details)"),

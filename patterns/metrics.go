@@ -28,40 +28,47 @@ func bytesM(name, display, parent, descr string) Metric {
 // id (Ctx.Add), so that a misspelt metric is a compile error; names
 // appear only in the output.
 const (
-	Time                replay.Metric = iota // time
-	Visits                                   // visits
-	InitCompletion                           // mpi_init_completion
-	FinalizeWait                             // mpi_finalize_wait
-	BarrierWait                              // mpi_barrier_wait
-	BarrierCompletion                        // mpi_barrier_completion
-	LateSender                               // mpi_latesender
-	LateSenderWO                             // mpi_latesender_wo
-	WrongOrderDifferent                      // mpi_lswo_different
-	WrongOrderSame                           // mpi_lswo_same
-	LateReceiver                             // mpi_latereceiver
-	EarlyReduce                              // mpi_earlyreduce
-	EarlyScan                                // mpi_earlyscan
-	LateBroadcast                            // mpi_latebroadcast
-	WaitNxN                                  // mpi_wait_nxn
-	NxNCompletion                            // mpi_nxn_completion
-	SyncsSend                                // syncs_send
-	SLRCount                                 // mpi_slr_count
-	SyncsRecv                                // syncs_recv
-	SLSCount                                 // mpi_sls_count
-	SLSWOCount                               // mpi_slswo_count
-	SyncsColl                                // syncs_coll
-	CommsSend                                // comms_send
-	CLRCount                                 // mpi_clr_count
-	CommsRecv                                // comms_recv
-	CLSCount                                 // mpi_cls_count
-	CLSWOCount                               // mpi_clswo_count
-	CommsCxch                                // comms_cxch
-	CommsCsrc                                // comms_csrc
-	CommsCdst                                // comms_cdst
-	BytesSent                                // bytes_sent
-	BytesRcvd                                // bytes_rcvd
-	BytesCout                                // bytes_cout
-	BytesCin                                 // bytes_cin
+	Time                      replay.Metric = iota // time
+	Visits                                         // visits
+	InitCompletion                                 // mpi_init_completion
+	FinalizeWait                                   // mpi_finalize_wait
+	BarrierWait                                    // mpi_barrier_wait
+	BarrierCompletion                              // mpi_barrier_completion
+	LateSender                                     // mpi_latesender
+	LateSenderWO                                   // mpi_latesender_wo
+	WrongOrderDifferent                            // mpi_lswo_different
+	WrongOrderSame                                 // mpi_lswo_same
+	LateReceiver                                   // mpi_latereceiver
+	EarlyReduce                                    // mpi_earlyreduce
+	EarlyScan                                      // mpi_earlyscan
+	LateBroadcast                                  // mpi_latebroadcast
+	WaitNxN                                        // mpi_wait_nxn
+	NxNCompletion                                  // mpi_nxn_completion
+	SyncsSend                                      // syncs_send
+	SLRCount                                       // mpi_slr_count
+	SyncsRecv                                      // syncs_recv
+	SLSCount                                       // mpi_sls_count
+	SLSWOCount                                     // mpi_slswo_count
+	SyncsColl                                      // syncs_coll
+	CommsSend                                      // comms_send
+	CLRCount                                       // mpi_clr_count
+	CommsRecv                                      // comms_recv
+	CLSCount                                       // mpi_cls_count
+	CLSWOCount                                     // mpi_clswo_count
+	CommsCxch                                      // comms_cxch
+	CommsCsrc                                      // comms_csrc
+	CommsCdst                                      // comms_cdst
+	BytesSent                                      // bytes_sent
+	BytesRcvd                                      // bytes_rcvd
+	BytesCout                                      // bytes_cout
+	BytesCin                                       // bytes_cin
+	CriticalPath                                   // critical_path
+	CriticalPathActivities                         // critical_path_activities
+	CriticalImbalanceImpact                        // critical_imbalance_impact
+	InterPartitionImbalance                        // inter_partition_imbalance
+	NonCriticalPathActivities                      // non_critical_path_activities
+	DelayLateSender                                // delay_latesender
+	DelayLateReceiver                              // delay_latereceiver
 	numMetrics
 )
 
@@ -121,6 +128,20 @@ var catalog = [numMetrics]Metric{
 	BytesRcvd:           bytesM("bytes_rcvd", "Received", "", "Number of bytes received in MPI point-to-point communication operations"),
 	BytesCout:           bytesM("bytes_cout", "Outgoing", "", "Number of bytes outgoing in MPI collective communication operations"),
 	BytesCin:            bytesM("bytes_cin", "Incoming", "", "Number of bytes incoming in MPI collective communication operations"),
+	CriticalPath: sec("critical_path", "Critical path", "",
+		"Time of each call path on the critical path, the chain of activities that determines the program's run time, by the rank that executed it"),
+	CriticalPathActivities: sec("critical_path_activities", "Activity impact", "",
+		"Time of each call path on the critical path, up to the rank's own time in it without waiting: what shortening it would save"),
+	CriticalImbalanceImpact: sec("critical_imbalance_impact", "Imbalance impact", "",
+		"Time on the critical path beyond the ranks' own times in the same call paths, which other ranks spend waiting"),
+	InterPartitionImbalance: sec("inter_partition_imbalance", "Inter-partition imbalance", "critical_imbalance_impact",
+		"Imbalance impact of critical-path call paths that some ranks do not execute at all"),
+	DelayLateSender: sec("delay_latesender", "Short-term", "",
+		"Time by which a sender of a Late Sender wait state was behind the receiver since they last synchronised, as far as it caused the wait directly"),
+	DelayLateReceiver: sec("delay_latereceiver", "Short-term", "",
+		"Time by which a receiver of a Late Receiver wait state was behind the sender since they last synchronised, as far as it caused the wait directly"),
+	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
+		"Time of a rank in a call path beyond that call path's time on the critical path, which does not delay the program"),
 }
 
 // Named returns a location's values by metric name, for the output.

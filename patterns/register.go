@@ -23,6 +23,8 @@ var Patterns = []Pattern{
 	{"collective wait states", []replay.Metric{BarrierWait, BarrierCompletion, WaitNxN, NxNCompletion,
 		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives},
 	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver},
+	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
+		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver}, registerRootCause},
 }
 
 // Register subscribes every pattern of the table to bus, for the replay

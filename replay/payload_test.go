@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,7 +73,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 		{"nothing", nil, 0},
 		{"short values", &sample{Wait: 1.5, Send: EventRef{Time: 2, Bytes: 1 << 40}, Map: Timemap{7: 0.25},
 			Costs: []float64{1, -2}, Flag: true, Count: 300}, 6},
-		{"long values", &sample{Wait: -0.0, Map: big, Costs: make([]float64, 100)}, 6},
+		{"long values", &sample{Wait: math.Copysign(0, -1), Map: big, Costs: make([]float64, 100)}, 6},
 	}
 	var snd, rcv Ctx
 	for _, tc := range tests {
