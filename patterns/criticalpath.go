@@ -137,7 +137,7 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		if out[0] > 0 && me == rec.delayer {
 			p.onCP, p.endEv = true, c.Index
 		}
-		return nil
+		return rc.collDelay(c, rec)
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
 		if c.Pass == Bwc {

@@ -137,13 +137,7 @@ func (rc *rootCause) p2pDelay(c *replay.Ctx, ev, partner int, m replay.Metric) e
 // local call path, leaving out the call paths this location lacks.
 func (rc *rootCause) toLocal(c *replay.Ctx, tm replay.Timemap, out *cpvec) {
 	dl := &rc.dl
-	if dl.g2l == nil {
-		dl.g2l = map[uint32]uint32{}
-		_, global := c.Loc.GlobalPaths()
-		for k := range c.Trace.Callpaths {
-			dl.g2l[global(uint32(k))] = uint32(k)
-		}
-	}
+	dl.ensureLocal(c)
 	acc := &rc.tm.sumTo
 	for g, v := range tm {
 		if l, ok := dl.g2l[g]; ok {
@@ -152,4 +146,16 @@ func (rc *rootCause) toLocal(c *replay.Ctx, tm replay.Timemap, out *cpvec) {
 	}
 	out.reset()
 	acc.flush(out)
+}
+
+// ensureLocal makes the map from global to local call paths.
+func (dl *delay) ensureLocal(c *replay.Ctx) {
+	if dl.g2l != nil {
+		return
+	}
+	dl.g2l = map[uint32]uint32{}
+	_, global := c.Loc.GlobalPaths()
+	for k := range c.Trace.Callpaths {
+		dl.g2l[global(uint32(k))] = uint32(k)
+	}
 }

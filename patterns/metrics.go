@@ -69,6 +69,10 @@ const (
 	NonCriticalPathActivities                      // non_critical_path_activities
 	DelayLateSender                                // delay_latesender
 	DelayLateReceiver                              // delay_latereceiver
+	DelayBarrier                                   // delay_barrier
+	DelayNxN                                       // delay_n2n
+	DelayOneToN                                    // delay_12n
+	DelayNToOne                                    // delay_n21
 	numMetrics
 )
 
@@ -140,6 +144,14 @@ var catalog = [numMetrics]Metric{
 		"Time by which a sender of a Late Sender wait state was behind the receiver since they last synchronised, as far as it caused the wait directly"),
 	DelayLateReceiver: sec("delay_latereceiver", "Short-term", "",
 		"Time by which a receiver of a Late Receiver wait state was behind the sender since they last synchronised, as far as it caused the wait directly"),
+	DelayBarrier: sec("delay_barrier", "Short-term", "",
+		"Time by which the last rank to enter a barrier was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayNxN: sec("delay_n2n", "Short-term", "",
+		"Time by which the last rank to enter an N-to-N operation was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayOneToN: sec("delay_12n", "Short-term", "",
+		"Time by which the root of a 1-to-N operation was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayNToOne: sec("delay_n21", "Short-term", "",
+		"Time by which the last sender of an N-to-1 operation was behind the root since they last synchronised, as far as it caused its wait directly"),
 	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
 		"Time of a rank in a call path beyond that call path's time on the critical path, which does not delay the program"),
 }

@@ -24,7 +24,8 @@ var Patterns = []Pattern{
 		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives},
 	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver},
 	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
-		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver}, registerRootCause},
+		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver,
+		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne}, registerRootCause},
 }
 
 // Register subscribes every pattern of the table to bus, for the replay

@@ -88,6 +88,7 @@ type rootCause struct {
 	tm   timemaps
 	path criticalPath
 	dl   delay
+	cd   collectiveDelay
 	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
@@ -100,7 +101,8 @@ type rootCause struct {
 
 // collRecord is what the backward passes need of an analysed collective.
 type collRecord struct {
-	delayer int // communicator rank of the delayer: the root of a 1-to-N, else the latest
+	delayer int           // communicator rank of the delayer: the root of a 1-to-N, else the latest
+	metric  replay.Metric // its short-term delay cost
 }
 
 func registerRootCause(bus *replay.Bus) {
