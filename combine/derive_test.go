@@ -205,7 +205,7 @@ func TestMetricTree(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []string{"critical_path_imbalance", "delay", "mpi_wait_direct", "waitstates_direct_vs_indirect", "omp_idle_threads"} {
+	for _, n := range []string{"critical_path_imbalance", "mpi_wait_direct", "waitstates_direct_vs_indirect", "omp_idle_threads"} {
 		if _, ok := LookupMetric(n); ok {
 			t.Errorf("%s is in the tree but is not computed", n)
 		}

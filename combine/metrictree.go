@@ -116,7 +116,7 @@ func needing(f class, ms ...MetricDef) []MetricDef {
 // metricTree is the derived metric tree in report (preorder) order: the
 // metrics of Scalasca 2.6's scout.spec that this analysis can produce.
 // Left out are the metrics computed by analyses scout does not run yet
-// (the critical path's imbalance, delay costs, wait-state propagation, one-sided and
+// (the critical path's imbalance, wait-state propagation, one-sided and
 // OpenMP/Pthread wait states, idle threads) and the sums made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
@@ -276,16 +276,38 @@ var metricTree = slices.Concat(
 		copied("bytes_cout", "bytes_coll"),
 		copied("bytes_cin", "bytes_coll"),
 	),
-	// The delay costs computed so far, at the top level until the long-term
-	// costs are computed too: then the reference's summed levels (delay,
-	// delay_mpi, delay_p2p, delay_latesender_aggregate, ...) go above them.
+	// The delay costs (root-cause analysis; no OpenMP delays).
 	needing(hasMPI,
-		copied("delay_latesender", ""),
-		copied("delay_latereceiver", ""),
-		copied("delay_barrier", ""),
-		copied("delay_n21", ""),
-		copied("delay_12n", ""),
-		copied("delay_n2n", ""),
+		summed("sec", "delay", "Delay costs", "", "Time by which ranks were behind their partners and so caused wait states", "delay_mpi"),
+		summed("sec", "delay_mpi", "MPI", "delay", "Delay costs of MPI wait states", "delay_p2p", "delay_collective"),
+		summed("sec", "delay_p2p", "Point-to-point", "delay_mpi", "Delay costs of MPI point-to-point wait states",
+			"delay_latesender_aggregate", "delay_latereceiver_aggregate"),
+		summed("sec", "delay_latesender_aggregate", "Late Sender", "delay_p2p", "Delay costs of Late Sender wait states",
+			"delay_latesender", "delay_latesender_longterm"),
+		copied("delay_latesender", "delay_latesender_aggregate"),
+		copied("delay_latesender_longterm", "delay_latesender_aggregate"),
+		summed("sec", "delay_latereceiver_aggregate", "Late Receiver", "delay_p2p", "Delay costs of Late Receiver wait states",
+			"delay_latereceiver", "delay_latereceiver_longterm"),
+		copied("delay_latereceiver", "delay_latereceiver_aggregate"),
+		copied("delay_latereceiver_longterm", "delay_latereceiver_aggregate"),
+		summed("sec", "delay_collective", "Collective", "delay_mpi", "Delay costs of MPI collective wait states",
+			"delay_barrier_aggregate", "delay_n21_aggregate", "delay_12n_aggregate", "delay_n2n_aggregate"),
+		summed("sec", "delay_barrier_aggregate", "Wait at Barrier", "delay_collective", "Delay costs of wait states at barriers",
+			"delay_barrier", "delay_barrier_longterm"),
+		copied("delay_barrier", "delay_barrier_aggregate"),
+		copied("delay_barrier_longterm", "delay_barrier_aggregate"),
+		summed("sec", "delay_n21_aggregate", "Early Reduce", "delay_collective", "Delay costs of wait states in N-to-1 operations",
+			"delay_n21", "delay_n21_longterm"),
+		copied("delay_n21", "delay_n21_aggregate"),
+		copied("delay_n21_longterm", "delay_n21_aggregate"),
+		summed("sec", "delay_12n_aggregate", "Late Broadcast", "delay_collective", "Delay costs of wait states in 1-to-N operations",
+			"delay_12n", "delay_12n_longterm"),
+		copied("delay_12n", "delay_12n_aggregate"),
+		copied("delay_12n_longterm", "delay_12n_aggregate"),
+		summed("sec", "delay_n2n_aggregate", "Wait at N x N", "delay_collective", "Delay costs of wait states in N-to-N operations",
+			"delay_n2n", "delay_n2n_longterm"),
+		copied("delay_n2n", "delay_n2n_aggregate"),
+		copied("delay_n2n_longterm", "delay_n2n_aggregate"),
 	),
 	needing(hasMPI,
 		copied("critical_path", ""),

@@ -32,7 +32,11 @@ type collectiveDelay struct {
 	localMap     replay.Timemap
 	per          []float64 // the intermediate members' records: rank, wait sum, times by cpIDs
 	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
-	t0, vec      []float64
+	t0, vec, big []float64
+	prev         int // the delayer's start of its interval
+	inc          []incScale
+	keys         []int
+	vals         []float64
 	remaining    []bool
 	spmap        []int // by communicator rank: intermediate synchpoint, -1 for none
 }
@@ -118,7 +122,7 @@ func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
 // collDelay computes the collective delay at collective end c.Index.
 func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 	cd := &rc.cd
-	me, _, err := c.CollMember()
+	me, size, err := c.CollMember()
 	if err != nil {
 		return err
 	}
@@ -131,8 +135,8 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 	cd.local.reset()
 	cd.per = cd.per[:0]
 	if sync && isDelayer {
-		prev := rc.groupPrev(c, c.Index, comm, delayer)
-		if err := rc.spTimes(c, prev, c.Index, &cd.group); err != nil {
+		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
+		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
 			return err
 		}
 	}
@@ -205,32 +209,90 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 		cd.vec[i] = d
 		dsum += d
 	}
-	wait := 0.0
+	// the scales: of the wait (short term) and of each cost type (long term)
+	const nk = 1 + numCostTypes
+	var gamma, scale [nk]float64
 	if p := rc.sp.get(c.Index); p != nil {
-		wait = math.Max(p.wait, 0)
+		gamma[0] = math.Max(p.wait, 0)
 	}
-	scale := 0.0
-	if dsum+pw > 0 {
-		scale = wait / (dsum + pw)
+	for t := range numCostTypes {
+		gamma[1+t] = rc.costs.byType[t][c.Index]
 	}
-	for i := range cd.vec {
-		cd.vec[i] *= scale
+	for k := range nk {
+		if dsum+pw > 0 {
+			scale[k] = gamma[k] / (dsum + pw)
+		}
 	}
-	sum, err := c.ReduceSum(rec.delayer, cd.vec)
+	cd.big = slices.Grow(cd.big[:0], nk*n+nk*size)[:nk*n+nk*size]
+	clear(cd.big)
+	for k := range nk {
+		for i, d := range cd.vec {
+			cd.big[k*n+i] = d * scale[k]
+		}
+		cd.big[nk*n+me*nk+k] = scale[k]
+	}
+	sum, err := c.ReduceSum(rec.delayer, cd.big)
 	if err != nil || !isDelayer || !sync {
 		return err
 	}
-	total := 0.0
-	for _, v := range sum {
-		total += v
-	}
-	if total > 0 {
-		rc.dl.ensureLocal(c)
+	rc.dl.ensureLocal(c)
+	for k := range nk {
+		seg := sum[k*n : (k+1)*n]
+		total := 0.0
+		for _, v := range seg {
+			total += v
+		}
+		if !(total > 0) {
+			continue
+		}
+		m := rec.metric
+		if k > 0 {
+			m = longTermMetrics[k-1]
+		}
 		for i, g := range cd.cpIDs {
 			if l, ok := rc.dl.g2l[g]; ok {
-				c.Add(rec.metric, l, sum[i])
+				c.Add(m, l, seg[i])
 			}
+		}
+	}
+	// Scalasca's sum-scales: the scales summed over the members, less
+	// those of the members synchronised with later, which count only
+	// from the synchpoint after that later one on
+	scales := sum[nk*n:]
+	props := rc.sp.between(cd.prev, c.Index)
+	cd.inc = cd.inc[:0]
+	for r, e := range cd.spmap {
+		if e >= 0 {
+			cd.inc = append(cd.inc, incScale{ev: e, rank: r})
+		}
+	}
+	slices.SortStableFunc(cd.inc, func(a, b incScale) int { return a.ev - b.ev })
+	for k := range nk {
+		total := 0.0
+		for r := range size {
+			total += scales[r*nk+k]
+		}
+		for _, x := range cd.inc {
+			total -= scales[x.rank*nk+k]
+		}
+		cd.keys, cd.vals = append(cd.keys[:0], cd.prev), append(cd.vals[:0], total)
+		for j := 0; j < len(cd.inc); {
+			e, add := cd.inc[j].ev, 0.0
+			for ; j < len(cd.inc) && cd.inc[j].ev == e; j++ {
+				add += scales[cd.inc[j].rank*nk+k]
+			}
+			if !slices.Contains(cd.keys, e) {
+				cd.keys, cd.vals = append(cd.keys, e), append(cd.vals, total)
+			}
+			total += add
+		}
+		if k == 0 {
+			rc.addCostsScaled(rec.typ, props, cd.keys, cd.vals)
+		} else {
+			rc.addCostsScaled(k-1, props, cd.keys, cd.vals)
 		}
 	}
 	return nil
 }
+
+type incScale struct{ ev, rank int }

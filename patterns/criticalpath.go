@@ -76,7 +76,7 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 				p.onCP, p.endEv = true, c.Index
 			}
 			m := c.Trace.Message(c.Index)
-			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), DelayLateSender); err != nil {
+			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
 				return err
 			}
 		}
@@ -176,7 +176,7 @@ func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
 		rc.path.onCP, rc.path.endEv = true, q
 	}
 	m := c.Trace.Message(msg)
-	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), DelayLateReceiver)
+	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), costLR)
 }
 
 // updatePath adds the interval from synchpoint from to the point the

@@ -47,6 +47,7 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
 		w := sp.waitOf(c.Index)
 		replay.Put(c, WaitTime, w)
+		replay.Put(c, WaitCosts, rc.costs.of(c.Index))
 		if w > 0 {
 			m := c.Trace.Message(c.Index)
 			if err := rc.delayTimemap(c, c.Index, worldRank(c, m.Comm, int(m.Peer))); err != nil {
@@ -65,6 +66,7 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 // completion cmp, whose receiver is world rank dst.
 func (rc *rootCause) shipWait(c *replay.Ctx, cmp, dst int) error {
 	replay.Put(c, WaitTime, rc.sp.waitOf(cmp))
+	replay.Put(c, WaitCosts, rc.costs.of(cmp))
 	if err := rc.delayTimemap(c, cmp, dst); err != nil {
 		return err
 	}
@@ -105,8 +107,12 @@ func (rc *rootCause) intervalTimes(t *localtrace.Trace, from, to int, out *cpvec
 }
 
 // p2pDelay is the delayer's side at synchpoint ev, whose partner (world
-// rank) shipped a wait: the short-term delay goes to metric m.
-func (rc *rootCause) p2pDelay(c *replay.Ctx, ev, partner int, m replay.Metric) error {
+// rank) shipped a wait of type typ (costLS or costLR).
+func (rc *rootCause) p2pDelay(c *replay.Ctx, ev, partner, typ int) error {
+	m := DelayLateSender
+	if typ == costLR {
+		m = DelayLateReceiver
+	}
 	dl := &rc.dl
 	rwait, _ := replay.Get(c, WaitTime)
 	if !(rwait > 0) {
@@ -130,6 +136,7 @@ func (rc *rootCause) p2pDelay(c *replay.Ctx, ev, partner int, m replay.Metric) e
 			c.Add(m, cp, scale*dl.d.v[k])
 		}
 	}
+	rc.p2pLongTerm(c, typ, rwait, den, rc.sp.between(p, ev))
 	return nil
 }
 

@@ -73,6 +73,12 @@ const (
 	DelayNxN                                       // delay_n2n
 	DelayOneToN                                    // delay_12n
 	DelayNToOne                                    // delay_n21
+	DelayLateSenderLT                              // delay_latesender_longterm
+	DelayLateReceiverLT                            // delay_latereceiver_longterm
+	DelayBarrierLT                                 // delay_barrier_longterm
+	DelayNxNLT                                     // delay_n2n_longterm
+	DelayOneToNLT                                  // delay_12n_longterm
+	DelayNToOneLT                                  // delay_n21_longterm
 	numMetrics
 )
 
@@ -152,6 +158,18 @@ var catalog = [numMetrics]Metric{
 		"Time by which the root of a 1-to-N operation was behind the others since they last synchronised, as far as it caused their waits directly"),
 	DelayNToOne: sec("delay_n21", "Short-term", "",
 		"Time by which the last sender of an N-to-1 operation was behind the root since they last synchronised, as far as it caused its wait directly"),
+	DelayLateSenderLT: sec("delay_latesender_longterm", "Long-term", "",
+		"Delay that caused Late Sender wait states indirectly, through the wait states it caused first"),
+	DelayLateReceiverLT: sec("delay_latereceiver_longterm", "Long-term", "",
+		"Delay that caused Late Receiver wait states indirectly, through the wait states it caused first"),
+	DelayBarrierLT: sec("delay_barrier_longterm", "Long-term", "",
+		"Delay that caused barrier wait states indirectly, through the wait states it caused first"),
+	DelayNxNLT: sec("delay_n2n_longterm", "Long-term", "",
+		"Delay that caused N-to-N wait states indirectly, through the wait states it caused first"),
+	DelayOneToNLT: sec("delay_12n_longterm", "Long-term", "",
+		"Delay that caused 1-to-N wait states indirectly, through the wait states it caused first"),
+	DelayNToOneLT: sec("delay_n21_longterm", "Long-term", "",
+		"Delay that caused N-to-1 wait states indirectly, through the wait states it caused first"),
 	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
 		"Time of a rank in a call path beyond that call path's time on the critical path, which does not delay the program"),
 }

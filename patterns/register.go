@@ -25,7 +25,8 @@ var Patterns = []Pattern{
 	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver},
 	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
 		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver,
-		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne}, registerRootCause},
+		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne, DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
+		DelayNxNLT, DelayOneToNLT, DelayNToOneLT}, registerRootCause},
 }
 
 // Register subscribes every pattern of the table to bus, for the replay

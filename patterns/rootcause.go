@@ -84,11 +84,12 @@ var (
 // rootCause is one location's state of the root-cause analysis, shared
 // by its parts (synchpoints, time maps, critical path).
 type rootCause struct {
-	sp   synchpoints
-	tm   timemaps
-	path criticalPath
-	dl   delay
-	cd   collectiveDelay
+	sp    synchpoints
+	tm    timemaps
+	path  criticalPath
+	dl    delay
+	cd    collectiveDelay
+	costs costs
 	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
@@ -103,11 +104,13 @@ type rootCause struct {
 type collRecord struct {
 	delayer int           // communicator rank of the delayer: the root of a 1-to-N, else the latest
 	metric  replay.Metric // its short-term delay cost
+	typ     int           // its cost type
 }
 
 func registerRootCause(bus *replay.Bus) {
 	rc := &rootCause{initLeave: -1, finLeave: -1, colls: map[int]collRecord{}}
 	rc.sp.init()
+	rc.costs.init()
 	rc.registerSynchpoints(bus)
 	rc.registerTimemaps(bus)
 	rc.registerCriticalPath(bus)

@@ -121,7 +121,7 @@ func Close(a, b float64) bool {
 }
 
 // Diff lists the cells that differ between got and want: missing, extra
-// (non-zero) and unequal ones, at most max lines.
+// (beyond rounding of 0) and unequal ones, at most max lines.
 func Diff(got, want Cells, max int) []string {
 	var d []string
 	for k, w := range want {
@@ -136,7 +136,7 @@ func Diff(got, want Cells, max int) []string {
 		}
 	}
 	for k, g := range got {
-		if _, ok := want[k]; !ok && g != 0 {
+		if _, ok := want[k]; !ok && !Close(g, 0) {
 			d = append(d, fmt.Sprintf("extra %v = %v", k, g))
 		}
 	}
