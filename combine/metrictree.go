@@ -116,7 +116,7 @@ func needing(f class, ms ...MetricDef) []MetricDef {
 // metricTree is the derived metric tree in report (preorder) order: the
 // metrics of Scalasca 2.6's scout.spec that this analysis can produce.
 // Left out are the metrics computed by analyses scout does not run yet
-// (the critical path's imbalance, wait-state propagation, one-sided and
+// (the critical path's imbalance, one-sided and
 // OpenMP/Pthread wait states, idle threads) and the sums made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
@@ -308,6 +308,36 @@ var metricTree = slices.Concat(
 			"delay_n2n", "delay_n2n_longterm"),
 		copied("delay_n2n", "delay_n2n_aggregate"),
 		copied("delay_n2n_longterm", "delay_n2n_aggregate"),
+	),
+	// Wait-state propagation (root-cause analysis).
+	needing(hasMPI,
+		summed("sec", "waitstates_propagating_vs_terminal", "MPI p2p wait states (propagating vs. terminal)", "",
+			"Point-to-point wait states split into the parts that caused further wait states and the rest",
+			"mpi_wait_propagating", "mpi_wait_terminal"),
+		summed("sec", "mpi_wait_propagating", "Propagating wait states", "waitstates_propagating_vs_terminal",
+			"Parts of point-to-point wait states that caused further wait states", "mpi_wait_propagating_ls", "mpi_wait_propagating_lr"),
+		copied("mpi_wait_propagating_ls", "mpi_wait_propagating"),
+		copied("mpi_wait_propagating_lr", "mpi_wait_propagating"),
+		summed("sec", "mpi_wait_terminal", "Terminal wait states", "waitstates_propagating_vs_terminal",
+			"Parts of point-to-point wait states that caused no further wait states", "mpi_wait_terminal_ls", "mpi_wait_terminal_lr"),
+		summed("sec", "mpi_wait_terminal_ls", "Late Sender", "mpi_wait_terminal",
+			"Parts of Late Sender wait states that caused no further wait states", "mpi_latesender", "-mpi_wait_propagating_ls"),
+		summed("sec", "mpi_wait_terminal_lr", "Late Receiver", "mpi_wait_terminal",
+			"Parts of Late Receiver wait states that caused no further wait states", "mpi_latereceiver", "-mpi_wait_propagating_lr"),
+		summed("sec", "waitstates_direct_vs_indirect", "MPI p2p wait states (direct vs. indirect)", "",
+			"Point-to-point wait states split into the parts the partner caused directly and through its own waits",
+			"mpi_wait_direct", "mpi_wait_indirect"),
+		summed("sec", "mpi_wait_direct", "Direct wait states", "waitstates_direct_vs_indirect",
+			"Parts of point-to-point wait states that the partner caused directly", "mpi_wait_direct_latesender", "mpi_wait_direct_latereceiver"),
+		summed("sec", "mpi_wait_direct_latesender", "Late Sender", "mpi_wait_direct",
+			"Parts of Late Sender wait states that the sender caused directly", "mpi_latesender", "-mpi_wait_indirect_latesender"),
+		summed("sec", "mpi_wait_direct_latereceiver", "Late Receiver", "mpi_wait_direct",
+			"Parts of Late Receiver wait states that the receiver caused directly", "mpi_latereceiver", "-mpi_wait_indirect_latereceiver"),
+		summed("sec", "mpi_wait_indirect", "Indirect wait states", "waitstates_direct_vs_indirect",
+			"Parts of point-to-point wait states that the partner caused through its own waits",
+			"mpi_wait_indirect_latesender", "mpi_wait_indirect_latereceiver"),
+		copied("mpi_wait_indirect_latesender", "mpi_wait_indirect"),
+		copied("mpi_wait_indirect_latereceiver", "mpi_wait_indirect"),
 	),
 	needing(hasMPI,
 		copied("critical_path", ""),

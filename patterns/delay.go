@@ -136,7 +136,7 @@ func (rc *rootCause) p2pDelay(c *replay.Ctx, ev, partner, typ int) error {
 			c.Add(m, cp, scale*dl.d.v[k])
 		}
 	}
-	rc.p2pLongTerm(c, typ, rwait, den, rc.sp.between(p, ev))
+	rc.p2pLongTerm(c, typ, ev, rwait, den, wsum, rc.sp.between(p, ev))
 	return nil
 }
 

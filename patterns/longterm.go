@@ -73,12 +73,13 @@ func (rc *rootCause) addCosts(t int, props []int, x float64) {
 
 // p2pLongTerm books the long-term costs of a point-to-point delay of
 // type typ (d in rc.dl.d, over the interval of props).
-func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ int, rwait, den float64, props []int) {
+func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum float64, props []int) {
 	rcost, _ := replay.Get(c, WaitCosts)
 	if !(den > 0) || len(rcost) != numCostTypes {
 		return
 	}
 	scaleW := min(rwait/den, 1)
+	rc.recordPropagation(typ, ev, scaleW, wsum, props)
 	d := &rc.dl.d
 	for t := range numCostTypes {
 		sc := rcost[t] / den

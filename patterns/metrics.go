@@ -79,6 +79,10 @@ const (
 	DelayNxNLT                                     // delay_n2n_longterm
 	DelayOneToNLT                                  // delay_12n_longterm
 	DelayNToOneLT                                  // delay_n21_longterm
+	IndirectLS                                     // mpi_wait_indirect_latesender
+	IndirectLR                                     // mpi_wait_indirect_latereceiver
+	PropagatingLS                                  // mpi_wait_propagating_ls
+	PropagatingLR                                  // mpi_wait_propagating_lr
 	numMetrics
 )
 
@@ -170,6 +174,14 @@ var catalog = [numMetrics]Metric{
 		"Delay that caused 1-to-N wait states indirectly, through the wait states it caused first"),
 	DelayNToOneLT: sec("delay_n21_longterm", "Long-term", "",
 		"Delay that caused N-to-1 wait states indirectly, through the wait states it caused first"),
+	IndirectLS: sec("mpi_wait_indirect_latesender", "Late Sender", "",
+		"Part of Late Sender waits caused by the sender waiting itself before it sent"),
+	IndirectLR: sec("mpi_wait_indirect_latereceiver", "Late Receiver", "",
+		"Part of Late Receiver waits caused by the receiver waiting itself before it posted the receive"),
+	PropagatingLS: sec("mpi_wait_propagating_ls", "Late Sender", "",
+		"Part of Late Sender waits that made this rank late for a later message, so that a partner waited in turn"),
+	PropagatingLR: sec("mpi_wait_propagating_lr", "Late Receiver", "",
+		"Part of Late Receiver waits that made this rank late for a later message, so that a partner waited in turn"),
 	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
 		"Time of a rank in a call path beyond that call path's time on the critical path, which does not delay the program"),
 }

@@ -26,7 +26,7 @@ var Patterns = []Pattern{
 	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
 		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver,
 		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne, DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
-		DelayNxNLT, DelayOneToNLT, DelayNToOneLT}, registerRootCause},
+		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR}, registerRootCause},
 }
 
 // Register subscribes every pattern of the table to bus, for the replay

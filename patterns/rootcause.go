@@ -17,7 +17,8 @@ import (
 //	                process to enter MPI_Finalize (criticalpath.go); at the
 //	                end its per-call-path sums give the performance impact
 //	                metrics
-//	fwc (forward):  reserved for the indirect and propagating wait states
+//	fwc (forward):  the indirect and propagating wait states go to the
+//	                waiting side (waitstates.go)
 //
 // A synchpoint (synchpoints.go) is an event where a location synchronised
 // with others: the receive of a Late Sender, the send completion of a Late
@@ -90,6 +91,7 @@ type rootCause struct {
 	dl    delay
 	cd    collectiveDelay
 	costs costs
+	prop  propagation
 	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
@@ -111,10 +113,12 @@ func registerRootCause(bus *replay.Bus) {
 	rc := &rootCause{initLeave: -1, finLeave: -1, colls: map[int]collRecord{}}
 	rc.sp.init()
 	rc.costs.init()
+	rc.prop.init()
 	rc.registerSynchpoints(bus)
 	rc.registerTimemaps(bus)
 	rc.registerCriticalPath(bus)
 	rc.registerDelay(bus)
+	rc.registerPropagation(bus)
 }
 
 // completionOf returns the completion of send event i: the

@@ -19,11 +19,9 @@ import (
 )
 
 // notComputed are the metric families of the reference's full tree that
-// scout does not compute yet (the critical path's imbalance and
-// wait-state propagation); everything else must be in
-// the report.
-var notComputed = []string{"critical_path_imbalance", "waitstates_",
-	"mpi_wait_direct", "mpi_wait_indirect", "mpi_wait_propagating", "mpi_wait_terminal"}
+// scout does not compute yet (the critical path's imbalance); everything
+// else must be in the report.
+var notComputed = []string{"critical_path_imbalance"}
 
 func computed(metric string) bool {
 	if _, ok := patterns.Lookup(metric); ok {
