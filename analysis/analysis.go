@@ -56,6 +56,8 @@ type session struct {
 	// masters[r] is the master location of world rank r, which takes part
 	// in the replay; others are the remaining (thread) locations.
 	masters, others []uint64
+	// nglobal is the number of call paths of the unified call tree.
+	nglobal int
 }
 
 // open reads the trace's global definitions and what follows from them.
@@ -140,7 +142,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if err != nil {
 		return err
 	}
-	loc.Global = l.global
+	loc.Global, loc.NumGlobal = l.global, s.nglobal
 	bus := &replay.Bus{}
 	for _, p := range s.plan.Patterns {
 		p.Register(bus)
@@ -181,6 +183,7 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.nglobal = len(tree.Nodes)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

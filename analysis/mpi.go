@@ -124,6 +124,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
+	s.nglobal = len(tree.Nodes)
 	for _, l := range mine {
 		if l.global, err = tree.MapLocal(l.callpaths); err != nil {
 			return fail(err)

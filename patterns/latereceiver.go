@@ -36,6 +36,11 @@ type LateReceiverInfo struct {
 	Completion int // the send completion event (local index)
 	Idle       float64
 	Bytes      uint64
+	// Finish is the completion part for the root-cause analysis:
+	// leave_sendcmp − leave_recvreq, when the sender left before the
+	// receive request's region did (≤ 0, as Scalasca computes it), else 0.
+	Finish float64
+	Dest   int // world rank of the receiver
 }
 
 // Fields the backward pass carries from the receiver to the sender.
@@ -45,15 +50,20 @@ var (
 	// RecvEnter is the time the receive request region (MPI_Recv,
 	// MPI_Irecv) was entered.
 	RecvEnter = replay.NewField("recv enter", replay.Float64Codec)
+	// RecvReqLeave is the time the receive request region was left.
+	RecvReqLeave = replay.NewField("recv request leave", replay.Float64Codec)
 )
 
 // LateReceiverFound is a Late Receiver instance.
 var LateReceiverFound = replay.NewEvent[LateReceiverInfo]("LateReceiver")
 
 type multiLR struct {
-	left  int
-	idle  float64
-	bytes uint64
+	left   int
+	idle   float64
+	bytes  uint64
+	cmp    int     // completion event of the largest idle
+	finish float64 // its completion part
+	dest   int
 }
 
 func registerLateReceiver(bus *replay.Bus) {
@@ -70,6 +80,7 @@ func registerLateReceiver(bus *replay.Bus) {
 		}
 		replay.Put(c, RecvTime, c.Event().Time)
 		replay.Put(c, RecvEnter, c.EnterTime(req))
+		replay.Put(c, RecvReqLeave, c.LeaveTime(req))
 		return nil
 	})
 	bus.On(replay.BwSendComplete, func(c *replay.Ctx) error {
@@ -100,12 +111,17 @@ func registerLateReceiver(bus *replay.Bus) {
 		if leaveCmp > enterReq {
 			idle = enterReq - enterCmp
 		}
-		bytes := c.Trace.Message(i).Bytes
+		finish := 0.0
+		if leaveReq, _ := replay.Get(c, RecvReqLeave); idle > 0 && !(leaveCmp > leaveReq) {
+			finish = leaveCmp - leaveReq
+		}
+		msg := c.Trace.Message(i)
+		bytes, dest := msg.Bytes, worldRank(c, msg.Comm, int(msg.Peer))
 		cls := c.RegionClass(cmp)
 		switch {
 		case cls&(replay.ClassBlockSend|replay.ClassWaitSingle) != 0:
 			if idle > 0 {
-				return p.found(bus, c, cmp, idle, bytes)
+				return p.found(bus, c, LateReceiverInfo{Completion: cmp, Idle: idle, Bytes: bytes, Finish: finish, Dest: dest})
 			}
 		case cls&replay.ClassWaitMulti != 0:
 			en := c.Trace.EnterOf(cmp)
@@ -114,12 +130,12 @@ func registerLateReceiver(bus *replay.Bus) {
 				return nil // the call had a Late Sender
 			}
 			if idle > m.idle {
-				m.idle, m.bytes = idle, bytes
+				m.idle, m.bytes, m.cmp, m.finish, m.dest = idle, bytes, cmp, finish, dest
 			}
 			if m.left--; m.left == 0 {
 				delete(p.pending, en)
 				if m.idle > 0 {
-					return p.found(bus, c, cmp, m.idle, m.bytes)
+					return p.found(bus, c, LateReceiverInfo{Completion: m.cmp, Idle: m.idle, Bytes: m.bytes, Finish: m.finish, Dest: m.dest})
 				}
 			}
 		}
@@ -127,15 +143,15 @@ func registerLateReceiver(bus *replay.Bus) {
 	})
 }
 
-func (p *lateReceiver) found(bus *replay.Bus, c *replay.Ctx, cmp int, idle float64, bytes uint64) error {
-	cp := c.Callpath(cmp)
-	c.Add(LateReceiver, cp, idle)
+func (p *lateReceiver) found(bus *replay.Bus, c *replay.Ctx, info LateReceiverInfo) error {
+	cp := c.Callpath(info.Completion)
+	c.Add(LateReceiver, cp, info.Idle)
 	count := CLRCount
-	if bytes == 0 {
+	if info.Bytes == 0 {
 		count = SLRCount
 	}
 	c.Add(count, cp, 1)
-	c.Idle = idle
-	p.cur = LateReceiverInfo{Completion: cmp, Idle: idle, Bytes: bytes}
+	c.Idle = info.Idle
+	p.cur = info
 	return replay.Emit(bus, LateReceiverFound, c, &p.cur)
 }

@@ -14,6 +14,7 @@ type LateSenderInfo struct {
 	SendBytes uint64
 	Source    int // world rank of the sender
 	Idle      float64
+	SendLeave float64 // time the send region was left
 }
 
 // lateSender is Late Sender (mpi_latesender):
@@ -52,11 +53,17 @@ var (
 // forward pass carries to the receiver.
 var SendEnter = replay.NewField("send enter", replay.Float64Codec)
 
+// SendLeave is the time a message's send region was left, which the
+// forward pass carries to the receiver (the completion of a Late Sender
+// synchpoint).
+var SendLeave = replay.NewField("send leave", replay.Float64Codec)
+
 func registerLateSender(bus *replay.Bus) {
 	p := &lateSender{}
 	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
 		replay.Put(c, SendEvent, replay.EventRef{Time: c.Event().Time, Bytes: c.Trace.Message(c.Index).Bytes})
 		replay.Put(c, SendEnter, c.EnterTime(c.Index))
+		replay.Put(c, SendLeave, c.LeaveTime(c.Index))
 		return nil
 	})
 	bus.On(replay.FwPostRecv, p.postRecv)
@@ -85,6 +92,7 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 		return nil
 	}
 	enterSend, _ := replay.Get(c, SendEnter)
+	leaveSend, _ := replay.Get(c, SendLeave)
 	send, _ := replay.Get(c, SendEvent)
 	enterRecv := c.EnterTime(i)
 	idle := math.Min(enterSend, c.LeaveTime(i)) - enterRecv
@@ -93,7 +101,7 @@ func (p *lateSender) postRecv(c *replay.Ctx) error {
 	}
 	m := c.Trace.Message(i)
 	info := LateSenderInfo{Recv: i, SendTime: send.Time, SendBytes: send.Bytes,
-		Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle}
+		Source: worldRank(c, m.Comm, int(m.Peer)), Idle: idle, SendLeave: leaveSend}
 	if c.RegionClass(i)&replay.ClassWaitMulti != 0 {
 		p.enter = c.Trace.EnterOf(i)
 		if err := replay.Emit(p.bus, MultiWaitLateSender, c, &p.enter); err != nil {

@@ -28,40 +28,61 @@ func bytesM(name, display, parent, descr string) Metric {
 // id (Ctx.Add), so that a misspelt metric is a compile error; names
 // appear only in the output.
 const (
-	Time                replay.Metric = iota // time
-	Visits                                   // visits
-	InitCompletion                           // mpi_init_completion
-	FinalizeWait                             // mpi_finalize_wait
-	BarrierWait                              // mpi_barrier_wait
-	BarrierCompletion                        // mpi_barrier_completion
-	LateSender                               // mpi_latesender
-	LateSenderWO                             // mpi_latesender_wo
-	WrongOrderDifferent                      // mpi_lswo_different
-	WrongOrderSame                           // mpi_lswo_same
-	LateReceiver                             // mpi_latereceiver
-	EarlyReduce                              // mpi_earlyreduce
-	EarlyScan                                // mpi_earlyscan
-	LateBroadcast                            // mpi_latebroadcast
-	WaitNxN                                  // mpi_wait_nxn
-	NxNCompletion                            // mpi_nxn_completion
-	SyncsSend                                // syncs_send
-	SLRCount                                 // mpi_slr_count
-	SyncsRecv                                // syncs_recv
-	SLSCount                                 // mpi_sls_count
-	SLSWOCount                               // mpi_slswo_count
-	SyncsColl                                // syncs_coll
-	CommsSend                                // comms_send
-	CLRCount                                 // mpi_clr_count
-	CommsRecv                                // comms_recv
-	CLSCount                                 // mpi_cls_count
-	CLSWOCount                               // mpi_clswo_count
-	CommsCxch                                // comms_cxch
-	CommsCsrc                                // comms_csrc
-	CommsCdst                                // comms_cdst
-	BytesSent                                // bytes_sent
-	BytesRcvd                                // bytes_rcvd
-	BytesCout                                // bytes_cout
-	BytesCin                                 // bytes_cin
+	Time                      replay.Metric = iota // time
+	Visits                                         // visits
+	InitCompletion                                 // mpi_init_completion
+	FinalizeWait                                   // mpi_finalize_wait
+	BarrierWait                                    // mpi_barrier_wait
+	BarrierCompletion                              // mpi_barrier_completion
+	LateSender                                     // mpi_latesender
+	LateSenderWO                                   // mpi_latesender_wo
+	WrongOrderDifferent                            // mpi_lswo_different
+	WrongOrderSame                                 // mpi_lswo_same
+	LateReceiver                                   // mpi_latereceiver
+	EarlyReduce                                    // mpi_earlyreduce
+	EarlyScan                                      // mpi_earlyscan
+	LateBroadcast                                  // mpi_latebroadcast
+	WaitNxN                                        // mpi_wait_nxn
+	NxNCompletion                                  // mpi_nxn_completion
+	SyncsSend                                      // syncs_send
+	SLRCount                                       // mpi_slr_count
+	SyncsRecv                                      // syncs_recv
+	SLSCount                                       // mpi_sls_count
+	SLSWOCount                                     // mpi_slswo_count
+	SyncsColl                                      // syncs_coll
+	CommsSend                                      // comms_send
+	CLRCount                                       // mpi_clr_count
+	CommsRecv                                      // comms_recv
+	CLSCount                                       // mpi_cls_count
+	CLSWOCount                                     // mpi_clswo_count
+	CommsCxch                                      // comms_cxch
+	CommsCsrc                                      // comms_csrc
+	CommsCdst                                      // comms_cdst
+	BytesSent                                      // bytes_sent
+	BytesRcvd                                      // bytes_rcvd
+	BytesCout                                      // bytes_cout
+	BytesCin                                       // bytes_cin
+	CriticalPath                                   // critical_path
+	CriticalPathActivities                         // critical_path_activities
+	CriticalImbalanceImpact                        // critical_imbalance_impact
+	InterPartitionImbalance                        // inter_partition_imbalance
+	NonCriticalPathActivities                      // non_critical_path_activities
+	DelayLateSender                                // delay_latesender
+	DelayLateReceiver                              // delay_latereceiver
+	DelayBarrier                                   // delay_barrier
+	DelayNxN                                       // delay_n2n
+	DelayOneToN                                    // delay_12n
+	DelayNToOne                                    // delay_n21
+	DelayLateSenderLT                              // delay_latesender_longterm
+	DelayLateReceiverLT                            // delay_latereceiver_longterm
+	DelayBarrierLT                                 // delay_barrier_longterm
+	DelayNxNLT                                     // delay_n2n_longterm
+	DelayOneToNLT                                  // delay_12n_longterm
+	DelayNToOneLT                                  // delay_n21_longterm
+	IndirectLS                                     // mpi_wait_indirect_latesender
+	IndirectLR                                     // mpi_wait_indirect_latereceiver
+	PropagatingLS                                  // mpi_wait_propagating_ls
+	PropagatingLR                                  // mpi_wait_propagating_lr
 	numMetrics
 )
 
@@ -121,6 +142,48 @@ var catalog = [numMetrics]Metric{
 	BytesRcvd:           bytesM("bytes_rcvd", "Received", "", "Number of bytes received in MPI point-to-point communication operations"),
 	BytesCout:           bytesM("bytes_cout", "Outgoing", "", "Number of bytes outgoing in MPI collective communication operations"),
 	BytesCin:            bytesM("bytes_cin", "Incoming", "", "Number of bytes incoming in MPI collective communication operations"),
+	CriticalPath: sec("critical_path", "Critical path", "",
+		"Time of each call path on the critical path, the chain of activities that determines the program's run time, by the rank that executed it"),
+	CriticalPathActivities: sec("critical_path_activities", "Activity impact", "",
+		"Time of each call path on the critical path, up to the rank's own time in it without waiting: what shortening it would save"),
+	CriticalImbalanceImpact: sec("critical_imbalance_impact", "Imbalance impact", "",
+		"Time on the critical path beyond the ranks' own times in the same call paths, which other ranks spend waiting"),
+	InterPartitionImbalance: sec("inter_partition_imbalance", "Inter-partition imbalance", "critical_imbalance_impact",
+		"Imbalance impact of critical-path call paths that some ranks do not execute at all"),
+	DelayLateSender: sec("delay_latesender", "Short-term", "",
+		"Time by which a sender of a Late Sender wait state was behind the receiver since they last synchronised, as far as it caused the wait directly"),
+	DelayLateReceiver: sec("delay_latereceiver", "Short-term", "",
+		"Time by which a receiver of a Late Receiver wait state was behind the sender since they last synchronised, as far as it caused the wait directly"),
+	DelayBarrier: sec("delay_barrier", "Short-term", "",
+		"Time by which the last rank to enter a barrier was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayNxN: sec("delay_n2n", "Short-term", "",
+		"Time by which the last rank to enter an N-to-N operation was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayOneToN: sec("delay_12n", "Short-term", "",
+		"Time by which the root of a 1-to-N operation was behind the others since they last synchronised, as far as it caused their waits directly"),
+	DelayNToOne: sec("delay_n21", "Short-term", "",
+		"Time by which the last sender of an N-to-1 operation was behind the root since they last synchronised, as far as it caused its wait directly"),
+	DelayLateSenderLT: sec("delay_latesender_longterm", "Long-term", "",
+		"Delay that caused Late Sender wait states indirectly, through the wait states it caused first"),
+	DelayLateReceiverLT: sec("delay_latereceiver_longterm", "Long-term", "",
+		"Delay that caused Late Receiver wait states indirectly, through the wait states it caused first"),
+	DelayBarrierLT: sec("delay_barrier_longterm", "Long-term", "",
+		"Delay that caused barrier wait states indirectly, through the wait states it caused first"),
+	DelayNxNLT: sec("delay_n2n_longterm", "Long-term", "",
+		"Delay that caused N-to-N wait states indirectly, through the wait states it caused first"),
+	DelayOneToNLT: sec("delay_12n_longterm", "Long-term", "",
+		"Delay that caused 1-to-N wait states indirectly, through the wait states it caused first"),
+	DelayNToOneLT: sec("delay_n21_longterm", "Long-term", "",
+		"Delay that caused N-to-1 wait states indirectly, through the wait states it caused first"),
+	IndirectLS: sec("mpi_wait_indirect_latesender", "Late Sender", "",
+		"Part of Late Sender waits caused by the sender waiting itself before it sent"),
+	IndirectLR: sec("mpi_wait_indirect_latereceiver", "Late Receiver", "",
+		"Part of Late Receiver waits caused by the receiver waiting itself before it posted the receive"),
+	PropagatingLS: sec("mpi_wait_propagating_ls", "Late Sender", "",
+		"Part of Late Sender waits that made this rank late for a later message, so that a partner waited in turn"),
+	PropagatingLR: sec("mpi_wait_propagating_lr", "Late Receiver", "",
+		"Part of Late Receiver waits that made this rank late for a later message, so that a partner waited in turn"),
+	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
+		"Time of a rank in a call path beyond that call path's time on the critical path, which does not delay the program"),
 }
 
 // Named returns a location's values by metric name, for the output.

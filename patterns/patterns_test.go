@@ -10,8 +10,10 @@ import (
 
 	"scout/hpc"
 	"scout/internal/tinytrace"
+	"scout/localtrace"
 	"scout/patterns"
 	"scout/replay"
+	"scout/unify"
 )
 
 // The pattern tests replay tiny hand-built traces: each rank's events
@@ -58,6 +60,14 @@ func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[
 	if err != nil {
 		t.Fatal(err)
 	}
+	locals := make([][]localtrace.Callpath, len(traces))
+	for i, tr := range traces {
+		locals[i] = tr.Callpaths
+	}
+	tree, global, err := unify.Unify(locals)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[string]float64{}
 	var mu sync.Mutex
 	err = hpc.RunInProcess(len(progs), func(c hpc.Comm) error {
@@ -66,6 +76,7 @@ func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[
 		if err != nil {
 			return err
 		}
+		l.Global, l.NumGlobal = global[c.Rank()], len(tree.Nodes)
 		bus := &replay.Bus{}
 		register(bus)
 		if err := replay.NewReplayer(bus, l).Run(); err != nil {

@@ -23,6 +23,10 @@ var Patterns = []Pattern{
 	{"collective wait states", []replay.Metric{BarrierWait, BarrierCompletion, WaitNxN, NxNCompletion,
 		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives},
 	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver},
+	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
+		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver,
+		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne, DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
+		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR}, registerRootCause},
 }
 
 // Register subscribes every pattern of the table to bus, for the replay

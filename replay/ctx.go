@@ -96,9 +96,13 @@ func (c *Ctx) SendInverse() error {
 	if err != nil {
 		return fmt.Errorf("replay: SendInverse: %w", err)
 	}
+	return c.sendInverse(comm, c.Peer, c.msg)
+}
+
+func (c *Ctx) sendInverse(comm hpc.Comm, peer int, m *localtrace.Message) error {
 	c.wire = c.out.encode(c.wire[:0])
 	c.out.reset()
-	if err := comm.Send(c.Peer, int(c.msg.Tag), c.wire); err != nil {
+	if err := comm.Send(peer, int(m.Tag), c.wire); err != nil {
 		return fmt.Errorf("replay: SendInverse: %w", err)
 	}
 	return nil
@@ -112,14 +116,64 @@ func (c *Ctx) RecvInverse() error {
 	if err != nil {
 		return fmt.Errorf("replay: RecvInverse: %w", err)
 	}
-	data, err := comm.Recv(c.Peer, int(c.msg.Tag))
+	return c.recvInverse(comm, c.Peer, c.msg)
+}
+
+func (c *Ctx) recvInverse(comm hpc.Comm, peer int, m *localtrace.Message) error {
+	data, err := comm.Recv(peer, int(m.Tag))
 	if err != nil {
 		return fmt.Errorf("replay: RecvInverse: %w", err)
 	}
 	if err := c.in.decode(data); err != nil {
-		return fmt.Errorf("replay: inverse message from rank %d of communicator %d, tag %d: %w", c.Peer, c.msg.Comm, c.msg.Tag, err)
+		return fmt.Errorf("replay: inverse message from rank %d of communicator %d, tag %d: %w", peer, m.Comm, m.Tag, err)
 	}
 	return nil
+}
+
+// SendInverseOf is SendInverse for the message of event i (a send or
+// receive event of this location) at any event of a pass with inverse
+// communicators: at the completion of a non-blocking send, say, for the
+// message its request started. It goes to that message's partner, with
+// its communicator and tag.
+func (c *Ctx) SendInverseOf(i int) error {
+	m, comm, err := c.inverseOf(i)
+	if err != nil {
+		return fmt.Errorf("replay: SendInverseOf: %w", err)
+	}
+	return c.sendInverse(comm, int(m.Peer), m)
+}
+
+// RecvInverseOf is RecvInverse for the message of event i, the
+// counterpart of the partner's SendInverseOf (or SendInverse).
+func (c *Ctx) RecvInverseOf(i int) error {
+	m, comm, err := c.inverseOf(i)
+	if err != nil {
+		return fmt.Errorf("replay: RecvInverseOf: %w", err)
+	}
+	return c.recvInverse(comm, int(m.Peer), m)
+}
+
+func (c *Ctx) inverseOf(i int) (*localtrace.Message, hpc.Comm, error) {
+	switch c.Trace.Events[i].Kind {
+	case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
+	default:
+		return nil, nil, fmt.Errorf("event %d (%v) is no message", i, c.Trace.Events[i].Kind)
+	}
+	m := c.Trace.Message(i)
+	comm, err := c.Loc.inverseComm(c.Pass, m.Comm)
+	return m, comm, err
+}
+
+// WorldAllreduceSum returns on every location the element-wise sum of
+// the locations' v, over all ranks, in rank order. Every location must
+// call it at the same point of its replay (at Finished of a pass, say)
+// with vectors of the same length; the result is shared: read it only.
+func (c *Ctx) WorldAllreduceSum(v []float64) ([]float64, error) {
+	out, err := c.Loc.World.AllreduceFloats(hpc.Sum, v)
+	if err != nil {
+		return nil, fmt.Errorf("replay: WorldAllreduceSum: %w", err)
+	}
+	return out, nil
 }
 
 func (c *Ctx) inverseComm() (hpc.Comm, error) {

@@ -55,10 +55,14 @@ type Location struct {
 	// Global maps the trace's local call paths to the unified call tree
 	// of all locations (set before the replay when payloads must name
 	// call paths across locations).
-	Global  []uint32
-	comms   []map[uint32]hpc.Comm // by pass, made when it starts
-	inverse []map[uint32]hpc.Comm // by pass, for passes with inverse messages
-	env     *Env
+	Global []uint32
+	// NumGlobal is the number of call paths of the unified call tree
+	// (set with Global); vectors over all call paths of the program,
+	// such as the critical path's, have this length.
+	NumGlobal int
+	comms     []map[uint32]hpc.Comm // by pass, made when it starts
+	inverse   []map[uint32]hpc.Comm // by pass, for passes with inverse messages
+	env       *Env
 }
 
 // NewLocation prepares the replay of trace t as world rank rank; every
@@ -124,4 +128,14 @@ func lookupComm(sets []map[uint32]hpc.Comm, p Pass, id uint32, rank int, what st
 		}
 	}
 	return nil, fmt.Errorf("%scommunicator %d is unknown or does not contain rank %d", what, id, rank)
+}
+
+// GlobalPaths returns the number of call paths of the unified call tree
+// and the map from local to global call paths; without a unified tree
+// (Global unset), the local call paths stand for themselves.
+func (l *Location) GlobalPaths() (n int, global func(local uint32) uint32) {
+	if l.Global == nil {
+		return len(l.Trace.Callpaths), func(cp uint32) uint32 { return cp }
+	}
+	return l.NumGlobal, func(cp uint32) uint32 { return l.Global[cp] }
 }

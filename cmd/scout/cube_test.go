@@ -15,15 +15,18 @@ import (
 
 	"scout/cube"
 	"scout/internal/tracetest"
+	"scout/patterns"
 )
 
 // notComputed are the metric families of the reference's full tree that
-// scout does not compute yet (critical path, root-cause delay costs and
-// wait-state propagation); everything else must be in the report.
-var notComputed = []string{"critical_", "performance_impact", "non_critical_path", "delay", "waitstates_",
-	"mpi_wait_direct", "mpi_wait_indirect", "mpi_wait_propagating", "mpi_wait_terminal", "intra_partition_imbalance", "inter_partition_imbalance"}
+// scout does not compute yet (the critical path's imbalance); everything
+// else must be in the report.
+var notComputed = []string{"critical_path_imbalance"}
 
 func computed(metric string) bool {
+	if _, ok := patterns.Lookup(metric); ok {
+		return true
+	}
 	for _, p := range notComputed {
 		if strings.HasPrefix(metric, p) {
 			return false

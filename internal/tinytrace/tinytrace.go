@@ -17,7 +17,8 @@ import (
 
 // Regions of the test traces, by id.
 var Regions = []string{"main", "work", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
-	"MPI_Waitall", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Sendrecv"}
+	"MPI_Waitall", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Sendrecv",
+	"MPI_Init", "MPI_Finalize"}
 
 // Region returns the id of the region named r; it panics for an unknown
 // name.

@@ -1,0 +1,298 @@
+package patterns
+
+import (
+	"math"
+	"slices"
+
+	"scout/replay"
+)
+
+// collectiveDelay is the short-term delay cost of collective wait states
+// (delay_barrier, delay_n2n, delay_12n, delay_n21), found in the bwc pass
+// at a collective's end, by all members of its communicator together:
+//
+//	delayer:  the root of a 1-to-N operation, else the member that
+//	          entered last (the Latest of the forward pass)
+//	interval: on the delayer, from its previous synchpoint that
+//	          synchronised with every other member (members it synchronised
+//	          with in between get their own interval, from that
+//	          intermediate synchpoint); on the others, from their previous
+//	          synchpoint with the delayer; waits and the starting
+//	          synchpoint's region pruned as for point-to-point delays
+//	delay:    each waiting member's excess of the delayer's times per call
+//	          path over its own (positive differences, dd), scaled by its
+//	          wait / (Σ dd + the delayer's waits in its interval)
+//	severity: the sum over the members, on the delayer, at its call paths
+//
+// A collective end that is no synchpoint on a member contributes
+// nothing; if it is none on the delayer, there is no delay at all.
+type collectiveDelay struct {
+	group, local cpvec
+	groupMap     replay.Timemap
+	localMap     replay.Timemap
+	per          []float64 // the intermediate members' records: rank, wait sum, times by cpIDs
+	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
+	t0, vec, big []float64
+	prev         int // the delayer's start of its interval
+	inc          []incScale
+	keys         []int
+	vals         []float64
+	remaining    []bool
+	spmap        []int // by communicator rank: intermediate synchpoint, -1 for none
+}
+
+// Fields of the collective delay exchange (a broadcast from the delayer).
+var (
+	// DelayerTimes are the delayer's times of its interval (global call
+	// paths).
+	DelayerTimes = replay.NewField("delayer times", replay.TimemapCodec)
+	// DelayerWaits is the sum of the delayer's waits in its interval.
+	DelayerWaits = replay.NewField("delayer waits", replay.Float64Codec)
+	// DelayerPer holds, for each member the delayer synchronised with
+	// since its interval began, its rank, the delayer's waits and times
+	// since then (aligned to the sorted call paths of DelayerTimes).
+	DelayerPer = replay.NewField("delayer per member", replay.Float64sCodec)
+)
+
+// groupPrev finds, before synchpoint ev, the synchpoint from which the
+// delayer (world rank delayer) synchronised with every other member of
+// comm, and sets cd.spmap for the members it synchronised with later.
+func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) int {
+	cd := &rc.cd
+	members := c.Env.CommMembers[comm]
+	cd.remaining = slices.Grow(cd.remaining[:0], len(members))[:len(members)]
+	cd.spmap = slices.Grow(cd.spmap[:0], len(members))[:len(members)]
+	left := 0
+	for r, w := range members {
+		cd.remaining[r] = w != delayer
+		cd.spmap[r] = -1
+		if w != delayer {
+			left++
+		}
+	}
+	last := -1
+	k, _ := slices.BinarySearch(rc.sp.events, ev)
+	for k--; k >= 0 && left > 0; k-- {
+		e := rc.sp.events[k]
+		p := rc.sp.get(e)
+		last = e
+		all := true
+		for r, w := range members {
+			if cd.remaining[r] && !p.contains(w) {
+				all = false
+				break
+			}
+		}
+		if all {
+			break
+		}
+		for r, w := range members {
+			if cd.remaining[r] && p.contains(w) {
+				cd.spmap[r] = e
+				cd.remaining[r] = false
+				left--
+			}
+		}
+	}
+	return last
+}
+
+// spTimes sets out to the pruned times of the interval (from, to) and
+// out.sum to the waits of its synchpoints.
+func (rc *rootCause) spTimes(c *replay.Ctx, from, to int, out *cpvec) error {
+	if err := rc.intervalTimes(c.Trace, from, to, out); err != nil {
+		return err
+	}
+	out.sum = rc.dl.waits.sum
+	return nil
+}
+
+// toGlobal sets m to v with global call paths.
+func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
+	if *m == nil {
+		*m = replay.Timemap{}
+	}
+	clear(*m)
+	_, global := c.Loc.GlobalPaths()
+	for k, cp := range v.cp {
+		(*m)[global(cp)] = v.v[k]
+	}
+}
+
+// collDelay computes the collective delay at collective end c.Index.
+func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
+	cd := &rc.cd
+	me, size, err := c.CollMember()
+	if err != nil {
+		return err
+	}
+	comm := c.Trace.Collective(c.Index).Comm
+	members := c.Env.CommMembers[comm]
+	delayer := members[rec.delayer]
+	sync := rc.sp.has(c.Index)
+	isDelayer := me == rec.delayer
+	cd.group.reset()
+	cd.local.reset()
+	cd.per = cd.per[:0]
+	if sync && isDelayer {
+		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
+		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
+			return err
+		}
+	}
+	if isDelayer {
+		toGlobal(c, &cd.group, &cd.groupMap)
+		cd.cpIDs = cd.cpIDs[:0]
+		for g := range cd.groupMap {
+			cd.cpIDs = append(cd.cpIDs, g)
+		}
+		slices.Sort(cd.cpIDs)
+		if sync {
+			for r, e := range cd.spmap {
+				if e < 0 {
+					continue
+				}
+				if err := rc.spTimes(c, e, c.Index, &cd.local); err != nil {
+					return err
+				}
+				toGlobal(c, &cd.local, &cd.localMap)
+				cd.per = append(cd.per, float64(r), cd.local.sum)
+				for _, g := range cd.cpIDs {
+					cd.per = append(cd.per, cd.localMap[g])
+				}
+			}
+		}
+		replay.Put(c, DelayerTimes, cd.groupMap)
+		replay.Put(c, DelayerWaits, cd.group.sum)
+		replay.Put(c, DelayerPer, cd.per)
+	} else if sync {
+		if err := rc.delayTimemap(c, c.Index, delayer); err != nil {
+			return err
+		}
+	}
+	if err := c.BcastFields(rec.delayer); err != nil {
+		return err
+	}
+	times, _ := replay.Get(c, DelayerTimes)
+	pw, _ := replay.Get(c, DelayerWaits)
+	per, _ := replay.Get(c, DelayerPer)
+	cd.cpIDs = cd.cpIDs[:0]
+	for g := range times {
+		cd.cpIDs = append(cd.cpIDs, g)
+	}
+	slices.Sort(cd.cpIDs)
+	n := len(cd.cpIDs)
+	cd.t0 = cd.t0[:0]
+	for _, g := range cd.cpIDs {
+		cd.t0 = append(cd.t0, times[g])
+	}
+	if !isDelayer {
+		for k := 0; k+2+n <= len(per); k += 2 + n {
+			if int(per[k]) == me {
+				pw = per[k+1]
+				copy(cd.t0, per[k+2:k+2+n])
+			}
+		}
+	}
+	// local delay
+	dsum := 0.0
+	cd.vec = slices.Grow(cd.vec[:0], n)[:n]
+	for i, g := range cd.cpIDs {
+		d := 0.0
+		if sync {
+			local := 0.0
+			if !isDelayer {
+				local = rc.dl.out[g]
+			}
+			d = math.Max(cd.t0[i]-local, 0)
+		}
+		cd.vec[i] = d
+		dsum += d
+	}
+	// the scales: of the wait (short term) and of each cost type (long term)
+	const nk = 1 + numCostTypes
+	var gamma, scale [nk]float64
+	if p := rc.sp.get(c.Index); p != nil {
+		gamma[0] = math.Max(p.wait, 0)
+	}
+	for t := range numCostTypes {
+		gamma[1+t] = rc.costs.byType[t][c.Index]
+	}
+	for k := range nk {
+		if dsum+pw > 0 {
+			scale[k] = gamma[k] / (dsum + pw)
+		}
+	}
+	cd.big = slices.Grow(cd.big[:0], nk*n+nk*size)[:nk*n+nk*size]
+	clear(cd.big)
+	for k := range nk {
+		for i, d := range cd.vec {
+			cd.big[k*n+i] = d * scale[k]
+		}
+		cd.big[nk*n+me*nk+k] = scale[k]
+	}
+	sum, err := c.ReduceSum(rec.delayer, cd.big)
+	if err != nil || !isDelayer || !sync {
+		return err
+	}
+	rc.dl.ensureLocal(c)
+	for k := range nk {
+		seg := sum[k*n : (k+1)*n]
+		total := 0.0
+		for _, v := range seg {
+			total += v
+		}
+		if !(total > 0) {
+			continue
+		}
+		m := rec.metric
+		if k > 0 {
+			m = longTermMetrics[k-1]
+		}
+		for i, g := range cd.cpIDs {
+			if l, ok := rc.dl.g2l[g]; ok {
+				c.Add(m, l, seg[i])
+			}
+		}
+	}
+	// Scalasca's sum-scales: the scales summed over the members, less
+	// those of the members synchronised with later, which count only
+	// from the synchpoint after that later one on
+	scales := sum[nk*n:]
+	props := rc.sp.between(cd.prev, c.Index)
+	cd.inc = cd.inc[:0]
+	for r, e := range cd.spmap {
+		if e >= 0 {
+			cd.inc = append(cd.inc, incScale{ev: e, rank: r})
+		}
+	}
+	slices.SortStableFunc(cd.inc, func(a, b incScale) int { return a.ev - b.ev })
+	for k := range nk {
+		total := 0.0
+		for r := range size {
+			total += scales[r*nk+k]
+		}
+		for _, x := range cd.inc {
+			total -= scales[x.rank*nk+k]
+		}
+		cd.keys, cd.vals = append(cd.keys[:0], cd.prev), append(cd.vals[:0], total)
+		for j := 0; j < len(cd.inc); {
+			e, add := cd.inc[j].ev, 0.0
+			for ; j < len(cd.inc) && cd.inc[j].ev == e; j++ {
+				add += scales[cd.inc[j].rank*nk+k]
+			}
+			if !slices.Contains(cd.keys, e) {
+				cd.keys, cd.vals = append(cd.keys, e), append(cd.vals, total)
+			}
+			total += add
+		}
+		if k == 0 {
+			rc.addCostsScaled(rec.typ, props, cd.keys, cd.vals)
+		} else {
+			rc.addCostsScaled(k-1, props, cd.keys, cd.vals)
+		}
+	}
+	return nil
+}
+
+type incScale struct{ ev, rank int }

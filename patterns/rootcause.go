@@ -1,0 +1,141 @@
+package patterns
+
+import (
+	"scout/localtrace"
+	"scout/replay"
+)
+
+// The root-cause and critical-path analysis (Scalasca's delay costs,
+// wait-state propagation and critical path) runs after the wait-state
+// passes, in three passes of its own:
+//
+//	fws (forward):  the receivers learn which of their receive requests
+//	                were waited for by a Late Receiver (new synchpoints);
+//	                every location cuts its exclusive time per call path
+//	                into intervals between synchpoints (timemaps.go)
+//	bwc (backward): the critical path is walked back from the last
+//	                process to enter MPI_Finalize (criticalpath.go); at the
+//	                end its per-call-path sums give the performance impact
+//	                metrics
+//	fwc (forward):  the indirect and propagating wait states go to the
+//	                waiting side (waitstates.go)
+//
+// A synchpoint (synchpoints.go) is an event where a location synchronised
+// with others: the receive of a Late Sender, the send completion of a Late
+// Receiver, their partners' send or receive request, a collective's end
+// where the collective synchronised, the Leave of MPI_Init and
+// MPI_Finalize. The intervals between synchpoints are the units of the
+// critical path.
+
+// Topics of the root-cause passes.
+var (
+	FwsEnter        = replay.NewTopic("FwsEnter")
+	FwsLeave        = replay.NewTopic("FwsLeave")
+	FwsPreSend      = replay.NewTopic("FwsPreSend")
+	FwsPostSend     = replay.NewTopic("FwsPostSend")
+	FwsPostRecv     = replay.NewTopic("FwsPostRecv")
+	FwsSendComplete = replay.NewTopic("FwsSendComplete")
+	FwsRecvRequest  = replay.NewTopic("FwsRecvRequest")
+	FwsCollEnd      = replay.NewTopic("FwsCollEnd")
+
+	BwcLeave        = replay.NewTopic("BwcLeave")
+	BwcPostSend     = replay.NewTopic("BwcPostSend")
+	BwcPreRecv      = replay.NewTopic("BwcPreRecv")
+	BwcPostRecv     = replay.NewTopic("BwcPostRecv")
+	BwcSendComplete = replay.NewTopic("BwcSendComplete")
+	BwcRecvRequest  = replay.NewTopic("BwcRecvRequest")
+	BwcCollEnd      = replay.NewTopic("BwcCollEnd")
+)
+
+// The root-cause passes, entries of the replay's pass table.
+var (
+	// Fws walks forward; a message carries the sender's Late Receiver
+	// flag to the receiver.
+	Fws = replay.DefinePass(replay.PassSpec{Name: "fws", Order: replay.TimeOrder,
+		Topics: []replay.Topic{FwsEnter, FwsLeave, FwsPreSend, FwsPostSend, FwsPostRecv, FwsSendComplete,
+			FwsRecvRequest, FwsCollEnd},
+		Steps: []replay.Step{
+			{Kind: localtrace.KindEnter, Do: replay.Publish, Pre: FwsEnter},
+			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: FwsLeave},
+			{Kind: localtrace.KindSend, Do: replay.Ship, Pre: FwsPreSend, Post: FwsPostSend},
+			{Kind: localtrace.KindIsend, Do: replay.Ship, Pre: FwsPreSend, Post: FwsPostSend},
+			{Kind: localtrace.KindRecv, Do: replay.Take, Post: FwsPostRecv},
+			{Kind: localtrace.KindIrecv, Do: replay.Take, Post: FwsPostRecv},
+			{Kind: localtrace.KindIsendComplete, Do: replay.Publish, Pre: FwsSendComplete},
+			{Kind: localtrace.KindIrecvRequest, Do: replay.Publish, Pre: FwsRecvRequest},
+			{Kind: localtrace.KindCollEnd, Do: replay.Collective, Pre: FwsCollEnd},
+		}})
+	// Bwc walks backward; a message carries the receiver's data to the
+	// sender, an inverse message the data of a Late Receiver's send
+	// completion to the receive request it waited for.
+	Bwc = replay.DefinePass(replay.PassSpec{Name: "bwc", Order: replay.ReverseOrder, Inverse: true,
+		Topics: []replay.Topic{BwcLeave, BwcPostSend, BwcPreRecv, BwcPostRecv, BwcSendComplete, BwcRecvRequest, BwcCollEnd},
+		Steps: []replay.Step{
+			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: BwcLeave},
+			{Kind: localtrace.KindSend, Do: replay.Take, Post: BwcPostSend},
+			{Kind: localtrace.KindIsend, Do: replay.Take, Post: BwcPostSend},
+			{Kind: localtrace.KindRecv, Do: replay.Ship, Pre: BwcPreRecv, Post: BwcPostRecv},
+			{Kind: localtrace.KindIrecv, Do: replay.Ship, Pre: BwcPreRecv, Post: BwcPostRecv},
+			{Kind: localtrace.KindIsendComplete, Do: replay.Publish, Pre: BwcSendComplete},
+			{Kind: localtrace.KindIrecvRequest, Do: replay.Publish, Pre: BwcRecvRequest},
+			{Kind: localtrace.KindCollEnd, Do: replay.Collective, Pre: BwcCollEnd},
+		}})
+)
+
+// rootCause is one location's state of the root-cause analysis, shared
+// by its parts (synchpoints, time maps, critical path).
+type rootCause struct {
+	sp    synchpoints
+	tm    timemaps
+	path  criticalPath
+	dl    delay
+	cd    collectiveDelay
+	costs costs
+	prop  propagation
+	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
+	initLeave, finLeave int
+	// this location entered MPI_Finalize last (the critical path starts here)
+	finLatest bool
+	// the collectives the forward pass analysed (not scans), by end event
+	colls map[int]collRecord
+	// scratch
+	flags []float64
+}
+
+// collRecord is what the backward passes need of an analysed collective.
+type collRecord struct {
+	delayer int           // communicator rank of the delayer: the root of a 1-to-N, else the latest
+	metric  replay.Metric // its short-term delay cost
+	typ     int           // its cost type
+}
+
+func registerRootCause(bus *replay.Bus) {
+	rc := &rootCause{initLeave: -1, finLeave: -1, colls: map[int]collRecord{}}
+	rc.sp.init()
+	rc.costs.init()
+	rc.prop.init()
+	rc.registerSynchpoints(bus)
+	rc.registerTimemaps(bus)
+	rc.registerCriticalPath(bus)
+	rc.registerDelay(bus)
+	rc.registerPropagation(bus)
+}
+
+// completionOf returns the completion of send event i: the
+// IsendComplete of a non-blocking send, the send itself otherwise.
+func completionOf(t *localtrace.Trace, i int) int {
+	if e := &t.Events[i]; e.Kind == localtrace.KindIsend && e.C != localtrace.None &&
+		t.Events[e.C].Kind == localtrace.KindIsendComplete {
+		return int(e.C)
+	}
+	return i
+}
+
+// requestOf returns the request of receive event i: the IrecvRequest of
+// a non-blocking receive, the receive itself otherwise.
+func requestOf(t *localtrace.Trace, i int) int {
+	if e := &t.Events[i]; e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
+		return int(e.C)
+	}
+	return i
+}

@@ -1,0 +1,48 @@
+package patterns_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestCriticalPathLateSender: rank 1 waits 3 ms in MPI_Recv for rank 0,
+// which enters MPI_Finalize last. The critical path is rank 0's time
+// from the end of MPI_Init to the end of MPI_Finalize; rank 0's excess
+// work (4 ms, of which 3 ms made rank 1 wait) is the delay.
+func TestCriticalPathLateSender(t *testing.T) {
+	progs := [][]step{
+		program(20, call("MPI_Init", 0, 1), call("work", 1, 5), call("MPI_Send", 5, 6, send(5.5, 1, 7, 8)),
+			call("MPI_Finalize", 10, 11)),
+		program(20, call("MPI_Init", 0, 1), call("MPI_Recv", 2, 7, recv(6.5, 0, 7, 8)), call("MPI_Finalize", 8, 11)),
+	}
+	got := only(analyze(t, progs...), "critical_path", "critical_path_activities", "non_critical_path_activities",
+		"critical_imbalance_impact", "inter_partition_imbalance", "delay_latesender", "delay_latereceiver")
+	want := map[string]float64{
+		// the path: all of rank 0 between the Init and Finalize cuts
+		"critical_path main/MPI_Init 0": seconds(1),
+		"critical_path main/work 0":     seconds(4),
+		"critical_path main/MPI_Send 0": seconds(1),
+		"critical_path main 0":          seconds(4),
+		// min(path, own time without waits)
+		"critical_path_activities main/MPI_Init 0": seconds(1),
+		"critical_path_activities main/work 0":     seconds(4),
+		"critical_path_activities main/MPI_Send 0": seconds(1),
+		"critical_path_activities main 0":          seconds(4),
+		"critical_path_activities main/MPI_Init 1": seconds(1),
+		"critical_path_activities main 1":          seconds(4),
+		// own time without waits beyond the path
+		"non_critical_path_activities main 0":              seconds(13 - 4),
+		"non_critical_path_activities main/MPI_Finalize 0": seconds(1),
+		"non_critical_path_activities main 1":              seconds(11 - 4),
+		"non_critical_path_activities main/MPI_Recv 1":     seconds(5 - 3),
+		"non_critical_path_activities main/MPI_Finalize 1": seconds(3 - 2),
+		// rank 0's 4 ms of work since Init, scaled to the 3 ms wait;
+		// rank 0 has no excess over the path, so the imbalance impacts
+		// are NaN and absent
+		"delay_latesender main/work 0": seconds(3),
+	}
+	if diff := cmp.Diff(want, got, approx); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,315 @@
+package patterns
+
+import (
+	"math"
+	"slices"
+
+	"scout/replay"
+)
+
+// synchpoints are the events where a location synchronised with others,
+// each with its wait time, its completion time (the part of its region
+// after the partner was done), its region's duration and the world ranks
+// it synchronised with. They are registered in three passes, the first
+// registration of an event winning:
+//
+//	forward: a Late Sender's receive (wait = idle, completion = leave of
+//	         the receive region − leave of the send region, if positive;
+//	         in MPI_Waitall/Waitsome only the largest idle of the call);
+//	         a collective's end where the forward pass found a
+//	         synchronisation (its idle and completion; the ranks: all of
+//	         a barrier, the synchronising ranks of an N-to-N, the waiting
+//	         non-roots at a 1-to-N's root and the root at those, the root
+//	         and the latest sender of an N-to-1 at each other; never a
+//	         scan); the Leave of MPI_Init (wait 0) and MPI_Finalize (its
+//	         wait), with all ranks
+//	backward: a send whose receive was a Late Sender (wait 0, completion
+//	         = its leave − the receive's leave, if positive); a Late
+//	         Receiver's send completion (wait = idle, completion = leave of
+//	         the send completion region − leave of the receive request
+//	         region when not positive, else 0: Scalasca's sign, kept)
+//	fws:     the receive request of a message whose send completion is a
+//	         Late Receiver (wait 0, completion as for the LS-matched send)
+//
+// A synchpoint with wait > 0 is a wait state.
+type synchpoints struct {
+	byEvent map[int]int32 // event → index into sps
+	sps     []synchpoint
+	events  []int // the synchpoints' events in trace order (order)
+}
+
+type synchpoint struct {
+	wait, completion, total float64
+	one                     int   // the single partner's world rank, -1 for none
+	many                    []int // world ranks synchronised with (read only, may be shared)
+	all                     bool  // synchronised with every rank
+}
+
+func (s *synchpoints) init() { s.byEvent = map[int]int32{} }
+
+// add registers event ev unless it is registered already.
+func (s *synchpoints) add(ev int, p synchpoint) {
+	if _, ok := s.byEvent[ev]; ok {
+		return
+	}
+	s.byEvent[ev] = int32(len(s.sps))
+	s.sps = append(s.sps, p)
+	s.events = append(s.events, ev)
+}
+
+// order sorts the synchpoints' events, for the queries below.
+func (s *synchpoints) order() { slices.Sort(s.events) }
+
+// get returns the synchpoint of ev, nil for none.
+func (s *synchpoints) get(ev int) *synchpoint {
+	if k, ok := s.byEvent[ev]; ok {
+		return &s.sps[k]
+	}
+	return nil
+}
+
+func (s *synchpoints) has(ev int) bool { _, ok := s.byEvent[ev]; return ok }
+
+// isWait reports whether ev is a wait state.
+func (s *synchpoints) isWait(ev int) bool {
+	p := s.get(ev)
+	return p != nil && p.wait > 0
+}
+
+// waitOf returns the wait of ev, 0 if it is no synchpoint.
+func (s *synchpoints) waitOf(ev int) float64 {
+	if p := s.get(ev); p != nil {
+		return p.wait
+	}
+	return 0
+}
+
+func (p *synchpoint) contains(rank int) bool {
+	return p.all || p.one == rank || slices.Contains(p.many, rank)
+}
+
+// prev returns the latest synchpoint before ev that synchronised with
+// world rank rank, or -1 for the start of the trace if none did (Scalasca
+// fails there; it cannot happen after MPI_Init, which synchronises with
+// every rank, but traces without MPI_Init are analysed all the same).
+func (s *synchpoints) prev(ev, rank int) int {
+	k, _ := slices.BinarySearch(s.events, ev)
+	for k--; k >= 0; k-- {
+		if s.get(s.events[k]).contains(rank) {
+			return s.events[k]
+		}
+	}
+	return -1
+}
+
+// between returns the synchpoints strictly between events a and b in
+// trace order (a < 0: from the start; b < 0: to the end). The slice is
+// the store's: read it only.
+func (s *synchpoints) between(a, b int) []int {
+	lo, hi := 0, len(s.events)
+	if a >= 0 {
+		lo, _ = slices.BinarySearch(s.events, a+1)
+	}
+	if b >= 0 {
+		hi, _ = slices.BinarySearch(s.events, b)
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return s.events[lo:hi]
+}
+
+// regionTimes returns the Enter time and the duration of event i's region.
+func regionTimes(c *replay.Ctx, i int) (enter, total float64) {
+	enter = c.EnterTime(i)
+	return enter, c.LeaveTime(i) - enter
+}
+
+// Fields of the synchpoint exchanges.
+var (
+	// LSWaited: the receive of this message was a Late Sender wait state
+	// (backward pass, receiver → sender).
+	LSWaited = replay.NewField("late sender waited", replay.BoolCodec)
+	// RecvLeave is the time the receive region was left (backward pass).
+	RecvLeave = replay.NewField("recv leave", replay.Float64Codec)
+	// LRWaited: the send completion of this message was a Late Receiver
+	// wait state (fws, sender → receiver).
+	LRWaited = replay.NewField("late receiver waited", replay.BoolCodec)
+	// SendCmpLeave is the time the send completion region was left (fws).
+	SendCmpLeave = replay.NewField("send completion leave", replay.Float64Codec)
+)
+
+func positive(a, b float64) float64 {
+	if a > b {
+		return a - b
+	}
+	return 0
+}
+
+func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
+	sp := &rc.sp
+	// forward pass
+	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
+		_, total := regionTimes(c, info.Recv)
+		sp.add(info.Recv, synchpoint{wait: info.Idle, completion: positive(c.LeaveTime(info.Recv), info.SendLeave),
+			total: total, one: info.Source})
+		return nil
+	})
+	bus.On(replay.FwInit, func(c *replay.Ctx) error {
+		rc.initLeave = c.Index
+		_, total := regionTimes(c, c.Index)
+		sp.add(c.Index, synchpoint{completion: c.Completion, total: total, one: -1, all: true})
+		return nil
+	})
+	bus.On(replay.FwFinalize, func(c *replay.Ctx) error {
+		rc.finLeave = c.Index
+		rc.finLatest = c.Coll.Latest.Rank == c.Coll.My.Rank
+		_, total := regionTimes(c, c.Index)
+		sp.add(c.Index, synchpoint{wait: c.Idle, completion: c.Completion, total: total, one: -1, all: true})
+		return nil
+	})
+	bus.On(replay.FwBarrier, func(c *replay.Ctx) error {
+		rc.colls[c.Index] = collRecord{delayer: c.Coll.Latest.Rank, metric: DelayBarrier, typ: costBarrier}
+		if c.Coll.SyncPoint {
+			rc.addColl(c, c.Idle, c.Completion, synchpoint{many: c.Env.CommMembers[c.Trace.Collective(c.Index).Comm]})
+		}
+		return nil
+	})
+	bus.On(replay.FwNxN, func(c *replay.Ctx) error {
+		rc.colls[c.Index] = collRecord{delayer: c.Coll.Latest.Rank, metric: DelayNxN, typ: costNxN}
+		syncs, err := rc.syncFlags(c, c.Coll.SyncPoint)
+		if err != nil || !c.Coll.SyncPoint {
+			return err
+		}
+		rc.addColl(c, c.Idle, c.Completion, synchpoint{many: rc.worldRanks(c, syncs)})
+		return nil
+	})
+	bus.On(replay.FwOneToN, func(c *replay.Ctx) error {
+		root := c.Coll.Root.Rank
+		rc.colls[c.Index] = collRecord{delayer: root, metric: DelayOneToN, typ: costOneToN}
+		me, _, err := c.CollMember()
+		if err != nil {
+			return err
+		}
+		waiting, err := rc.syncFlags(c, c.Coll.SyncPoint && me != root)
+		if err != nil || !c.Coll.SyncPoint {
+			return err
+		}
+		p := synchpoint{many: rc.worldRanks(c, waiting)}
+		if me != root {
+			p = synchpoint{one: worldRank(c, c.Trace.Collective(c.Index).Comm, root)}
+		}
+		rc.addColl(c, c.Idle, c.Completion, p)
+		return nil
+	})
+	bus.On(replay.FwNToOne, func(c *replay.Ctx) error {
+		ci := &c.Coll
+		rc.colls[c.Index] = collRecord{delayer: ci.Latest.Rank, metric: DelayNToOne, typ: costNToOne}
+		if !ci.SyncPoint {
+			return nil
+		}
+		me, _, err := c.CollMember()
+		if err != nil {
+			return err
+		}
+		other := ci.Root.Rank
+		if me == ci.Root.Rank {
+			other = ci.Latest.Rank
+		}
+		latest := math.Min(ci.Latest.Time, ci.End)
+		completion := math.Max(0, ci.End-math.Max(ci.EarliestEnd.Time, latest))
+		rc.addColl(c, c.Idle, completion, synchpoint{one: worldRank(c, c.Trace.Collective(c.Index).Comm, other)})
+		return nil
+	})
+
+	// backward pass
+	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
+		replay.Put(c, LSWaited, sp.isWait(c.Index))
+		replay.Put(c, RecvLeave, c.LeaveTime(c.Index))
+		return nil
+	})
+	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, info *LateReceiverInfo) error {
+		if ls, _ := replay.Get(c, LSWaited); ls && info.Completion == c.Index {
+			return nil // a blocking send matched to a Late Sender: that registration wins
+		}
+		_, total := regionTimes(c, info.Completion)
+		sp.add(info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, total: total, one: info.Dest})
+		return nil
+	})
+	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
+		if ls, _ := replay.Get(c, LSWaited); ls {
+			leave, _ := replay.Get(c, RecvLeave)
+			_, total := regionTimes(c, c.Index)
+			m := c.Trace.Message(c.Index)
+			sp.add(c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave), total: total,
+				one: worldRank(c, m.Comm, int(m.Peer))})
+		}
+		return nil
+	})
+
+	// fws
+	bus.On(FwsPreSend, func(c *replay.Ctx) error {
+		cmp := completionOf(c.Trace, c.Index)
+		replay.Put(c, LRWaited, sp.isWait(cmp))
+		replay.Put(c, SendCmpLeave, c.LeaveTime(cmp))
+		return nil
+	})
+	bus.On(FwsPostRecv, func(c *replay.Ctx) error {
+		if lr, _ := replay.Get(c, LRWaited); lr {
+			q := requestOf(c.Trace, c.Index)
+			leave, _ := replay.Get(c, SendCmpLeave)
+			_, total := regionTimes(c, q)
+			m := c.Trace.Message(c.Index)
+			sp.add(q, synchpoint{completion: positive(c.LeaveTime(q), leave), total: total,
+				one: worldRank(c, m.Comm, int(m.Peer))})
+		}
+		return nil
+	})
+	bus.On(replay.Finished, func(c *replay.Ctx) error {
+		if c.Pass == Fws {
+			sp.order()
+		}
+		return nil
+	})
+}
+
+// addColl registers the collective end c.Index as a synchpoint with the
+// ranks of p.
+func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, p synchpoint) {
+	_, total := regionTimes(c, c.Index)
+	p.wait, p.completion, p.total = wait, completion, total
+	if p.many != nil {
+		p.one = -1
+	}
+	rc.sp.add(c.Index, p)
+}
+
+// syncFlags returns every member's flag of the current collective (1 or
+// 0 by communicator rank), this location's being mine.
+func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
+	me, size, err := c.CollMember()
+	if err != nil {
+		return nil, err
+	}
+	rc.flags = slices.Grow(rc.flags[:0], size)[:size]
+	clear(rc.flags)
+	if mine {
+		rc.flags[me] = 1
+	}
+	return c.AllreduceMax(rc.flags)
+}
+
+// worldRanks returns the world ranks of the members whose flag is set.
+func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
+	comm := c.Trace.Collective(c.Index).Comm
+	var out []int
+	for r, f := range flags {
+		if f > 0 {
+			out = append(out, worldRank(c, comm, r))
+		}
+	}
+	if out == nil {
+		out = []int{}
+	}
+	return out
+}
