@@ -33,7 +33,7 @@ import (
 //
 // A synchpoint with wait > 0 is a wait state.
 type synchpoints struct {
-	byEvent map[int]int32 // event → index into sps
+	byEvent []int32 // event → index into sps + 1, 0 for none (dense: 4 bytes an event)
 	sps     []synchpoint
 	events  []int // the synchpoints' events in trace order (order)
 }
@@ -45,14 +45,17 @@ type synchpoint struct {
 	all                     bool  // synchronised with every rank
 }
 
-func (s *synchpoints) init() { s.byEvent = map[int]int32{} }
+func (s *synchpoints) init() {}
 
 // add registers event ev unless it is registered already.
 func (s *synchpoints) add(ev int, p synchpoint) {
-	if _, ok := s.byEvent[ev]; ok {
+	if ev >= len(s.byEvent) {
+		s.byEvent = slices.Grow(s.byEvent, ev+1-len(s.byEvent))[:ev+1]
+	}
+	if s.byEvent[ev] != 0 {
 		return
 	}
-	s.byEvent[ev] = int32(len(s.sps))
+	s.byEvent[ev] = int32(len(s.sps)) + 1
 	s.sps = append(s.sps, p)
 	s.events = append(s.events, ev)
 }
@@ -62,13 +65,15 @@ func (s *synchpoints) order() { slices.Sort(s.events) }
 
 // get returns the synchpoint of ev, nil for none.
 func (s *synchpoints) get(ev int) *synchpoint {
-	if k, ok := s.byEvent[ev]; ok {
-		return &s.sps[k]
+	if ev < len(s.byEvent) {
+		if k := s.byEvent[ev]; k != 0 {
+			return &s.sps[k-1]
+		}
 	}
 	return nil
 }
 
-func (s *synchpoints) has(ev int) bool { _, ok := s.byEvent[ev]; return ok }
+func (s *synchpoints) has(ev int) bool { return ev < len(s.byEvent) && s.byEvent[ev] != 0 }
 
 // isWait reports whether ev is a wait state.
 func (s *synchpoints) isWait(ev int) bool {

@@ -26,16 +26,15 @@ import (
 // around a synchpoint lands in the interval after it. runtimes(a, b)
 // sums the intervals from the cut at a to the cut at b.
 type timemaps struct {
-	acc   accumulator
-	last  float64
-	recs  []tmRecord  // the intervals' times, interval after interval
-	idx   map[int]int // synchpoint event → end of its interval in recs
-	sumTo accumulator // scratch of runtimes
-}
-
-type tmRecord struct {
-	cp uint32 // local call path
-	t  float64
+	acc  accumulator
+	last float64
+	// the intervals' times, interval after interval: call path and time
+	recCP []uint32
+	recT  []float64
+	// the cuts, in event order: event, and end of its interval in recs
+	// (-1: forgotten)
+	cutEv, cutAt []int32
+	sumTo        accumulator // scratch of runtimes
 }
 
 // accumulator sums times by local call path, remembering the call paths
@@ -101,7 +100,6 @@ func (x *cpvec) set(cp uint32, v float64) {
 
 func (rc *rootCause) registerTimemaps(bus *replay.Bus) {
 	tm := &rc.tm
-	tm.idx = map[int]int{}
 	sp := &rc.sp
 	cutIf := func(c *replay.Ctx) error {
 		if sp.has(c.Index) {
@@ -130,7 +128,7 @@ func (rc *rootCause) registerTimemaps(bus *replay.Bus) {
 	bus.On(FwsPostRecv, func(c *replay.Ctx) error {
 		_ = cutIf(c)
 		if q := requestOf(c.Trace, c.Index); q != c.Index && !sp.has(q) {
-			delete(tm.idx, q)
+			tm.forget(q)
 		}
 		return nil
 	})
@@ -153,32 +151,51 @@ func (rc *rootCause) registerTimemaps(bus *replay.Bus) {
 func (tm *timemaps) cut(ev int) {
 	slices.Sort(tm.acc.touched)
 	for _, cp := range tm.acc.touched {
-		tm.recs = append(tm.recs, tmRecord{cp, tm.acc.v[cp]})
+		tm.recCP = append(tm.recCP, cp)
+		tm.recT = append(tm.recT, tm.acc.v[cp])
 		tm.acc.v[cp], tm.acc.seen[cp] = 0, false
 	}
 	tm.acc.touched = tm.acc.touched[:0]
 	if ev >= 0 {
-		tm.idx[ev] = len(tm.recs)
+		// the pass walks forward: cuts come in event order
+		tm.cutEv = append(tm.cutEv, int32(ev))
+		tm.cutAt = append(tm.cutAt, int32(len(tm.recCP)))
+	}
+}
+
+// at returns the end of the interval of the cut at event ev.
+func (tm *timemaps) at(ev int) (int, bool) {
+	k, ok := slices.BinarySearch(tm.cutEv, int32(ev))
+	if !ok || tm.cutAt[k] < 0 {
+		return 0, false
+	}
+	return int(tm.cutAt[k]), true
+}
+
+// forget drops the cut at event ev.
+func (tm *timemaps) forget(ev int) {
+	if k, ok := slices.BinarySearch(tm.cutEv, int32(ev)); ok {
+		tm.cutAt[k] = -1
 	}
 }
 
 // runtimes sums into out the exclusive times per call path from the cut
 // at a to the cut at b (a < 0: from the start; b < 0: to the end).
 func (tm *timemaps) runtimes(a, b int, out *cpvec) error {
-	from, to := 0, len(tm.recs)
+	from, to := 0, len(tm.recCP)
 	var ok bool
 	if a >= 0 {
-		if from, ok = tm.idx[a]; !ok {
+		if from, ok = tm.at(a); !ok {
 			return fmt.Errorf("root cause: no time-map cut at event %d", a)
 		}
 	}
 	if b >= 0 {
-		if to, ok = tm.idx[b]; !ok {
+		if to, ok = tm.at(b); !ok {
 			return fmt.Errorf("root cause: no time-map cut at event %d", b)
 		}
 	}
-	for _, r := range tm.recs[from:max(from, to)] {
-		tm.sumTo.add(r.cp, r.t)
+	for k := from; k < max(from, to); k++ {
+		tm.sumTo.add(tm.recCP[k], tm.recT[k])
 	}
 	out.reset()
 	tm.sumTo.flush(out)
