@@ -183,9 +183,7 @@ func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
 // location joined the path to its share, less the wait at from.
 func (rc *rootCause) updatePath(c *replay.Ctx, from int) error {
 	p := &rc.path
-	if err := rc.tm.runtimes(from, p.endEv, &p.seg); err != nil {
-		return err
-	}
+	rc.tm.runtimes(c.Trace, from, p.endEv, &p.seg)
 	if n := len(c.Trace.Callpaths); len(p.lcp) < n {
 		p.lcp = slices.Grow(p.lcp, n-len(p.lcp))[:n]
 	}
@@ -216,9 +214,7 @@ func (rc *rootCause) finishPath(c *replay.Ctx) error {
 	}
 	gcp := slices.Clone(sum)
 	// lt: the local time without the waits of the synchpoints
-	if err := rc.tm.runtimes(-1, -1, &p.seg); err != nil {
-		return err
-	}
+	rc.tm.runtimes(c.Trace, -1, -1, &p.seg)
 	rc.waitMap(c.Trace, rc.sp.events, &p.wm)
 	lt := make([]float64, n)
 	for k, cp := range p.seg.cp {

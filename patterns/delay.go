@@ -98,9 +98,7 @@ func (rc *rootCause) delayTimemap(c *replay.Ctx, ev, partner int) error {
 // and returns the waits of its synchpoints in rc.dl.waits.
 func (rc *rootCause) intervalTimes(t *localtrace.Trace, from, to int, out *cpvec) error {
 	dl := &rc.dl
-	if err := rc.tm.runtimes(from, to, &dl.times); err != nil {
-		return err
-	}
+	rc.tm.runtimes(t, from, to, &dl.times)
 	rc.waitMap(t, rc.sp.between(from, to), &dl.waits)
 	rc.prune(t, &dl.times, &dl.waits, from, out)
 	return nil

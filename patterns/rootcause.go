@@ -29,14 +29,8 @@ import (
 
 // Topics of the root-cause passes.
 var (
-	FwsEnter        = replay.NewTopic("FwsEnter")
-	FwsLeave        = replay.NewTopic("FwsLeave")
-	FwsPreSend      = replay.NewTopic("FwsPreSend")
-	FwsPostSend     = replay.NewTopic("FwsPostSend")
-	FwsPostRecv     = replay.NewTopic("FwsPostRecv")
-	FwsSendComplete = replay.NewTopic("FwsSendComplete")
-	FwsRecvRequest  = replay.NewTopic("FwsRecvRequest")
-	FwsCollEnd      = replay.NewTopic("FwsCollEnd")
+	FwsPreSend  = replay.NewTopic("FwsPreSend")
+	FwsPostRecv = replay.NewTopic("FwsPostRecv")
 
 	BwcLeave        = replay.NewTopic("BwcLeave")
 	BwcPostSend     = replay.NewTopic("BwcPostSend")
@@ -52,18 +46,12 @@ var (
 	// Fws walks forward; a message carries the sender's Late Receiver
 	// flag to the receiver.
 	Fws = replay.DefinePass(replay.PassSpec{Name: "fws", Order: replay.TimeOrder,
-		Topics: []replay.Topic{FwsEnter, FwsLeave, FwsPreSend, FwsPostSend, FwsPostRecv, FwsSendComplete,
-			FwsRecvRequest, FwsCollEnd},
+		Topics: []replay.Topic{FwsPreSend, FwsPostRecv},
 		Steps: []replay.Step{
-			{Kind: localtrace.KindEnter, Do: replay.Publish, Pre: FwsEnter},
-			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: FwsLeave},
-			{Kind: localtrace.KindSend, Do: replay.Ship, Pre: FwsPreSend, Post: FwsPostSend},
-			{Kind: localtrace.KindIsend, Do: replay.Ship, Pre: FwsPreSend, Post: FwsPostSend},
+			{Kind: localtrace.KindSend, Do: replay.Ship, Pre: FwsPreSend},
+			{Kind: localtrace.KindIsend, Do: replay.Ship, Pre: FwsPreSend},
 			{Kind: localtrace.KindRecv, Do: replay.Take, Post: FwsPostRecv},
 			{Kind: localtrace.KindIrecv, Do: replay.Take, Post: FwsPostRecv},
-			{Kind: localtrace.KindIsendComplete, Do: replay.Publish, Pre: FwsSendComplete},
-			{Kind: localtrace.KindIrecvRequest, Do: replay.Publish, Pre: FwsRecvRequest},
-			{Kind: localtrace.KindCollEnd, Do: replay.Collective, Pre: FwsCollEnd},
 		}})
 	// Bwc walks backward; a message carries the receiver's data to the
 	// sender, an inverse message the data of a Late Receiver's send
@@ -115,7 +103,6 @@ func registerRootCause(bus *replay.Bus) {
 	rc.costs.init()
 	rc.prop.init()
 	rc.registerSynchpoints(bus)
-	rc.registerTimemaps(bus)
 	rc.registerCriticalPath(bus)
 	rc.registerDelay(bus)
 	rc.registerPropagation(bus)

@@ -1,40 +1,27 @@
 package patterns
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
 	"scout/localtrace"
-	"scout/replay"
 )
 
-// timemaps is a location's exclusive time per call path, cut into
-// intervals at its synchpoints (Scalasca's time-map cache), built in the
-// fws pass:
+// timemaps gives a location's exclusive time per call path between two
+// of its events (Scalasca's time-map cache, computed from the events in
+// memory instead of stored per interval):
 //
 //	Enter e: the time since the last Enter or Leave goes to the parent
 //	         call path of e's (none for a root)
 //	Leave e: the time since the last Enter or Leave goes to e's call path
-//	cut at:  a send, receive or send completion that is a synchpoint
-//	         (after the fws exchange), a collective's end that is one, the
-//	         Leave of MPI_Init and MPI_Finalize (before its own time is
-//	         added), and every receive request (whose cut is forgotten
-//	         when its receive completes and it is still no synchpoint)
 //
-// A cut does not move the time of the last boundary: the region
-// around a synchpoint lands in the interval after it. runtimes(a, b)
-// sums the intervals from the cut at a to the cut at b.
+// runtimes(a, b) sums what the Enter and Leave events from a up to but
+// not including b contribute. A cut at an event therefore does not move
+// the time of the last boundary: the region around a synchpoint lands in
+// the interval after it, and the Leave of MPI_Init or MPI_Finalize as a
+// cut opens the interval its own time belongs to.
 type timemaps struct {
-	acc  accumulator
-	last float64
-	// the intervals' times, interval after interval: call path and time
-	recCP []uint32
-	recT  []float64
-	// the cuts, in event order: event, and end of its interval in recs
-	// (-1: forgotten)
-	cutEv, cutAt []int32
-	sumTo        accumulator // scratch of runtimes
+	sumTo accumulator // scratch of runtimes
 }
 
 // accumulator sums times by local call path, remembering the call paths
@@ -98,108 +85,35 @@ func (x *cpvec) set(cp uint32, v float64) {
 	x.v = slices.Insert(x.v, k, v)
 }
 
-func (rc *rootCause) registerTimemaps(bus *replay.Bus) {
-	tm := &rc.tm
-	sp := &rc.sp
-	cutIf := func(c *replay.Ctx) error {
-		if sp.has(c.Index) {
-			tm.cut(c.Index)
-		}
-		return nil
-	}
-	bus.On(FwsEnter, func(c *replay.Ctx) error {
-		e := c.Event()
-		if p := c.Trace.Callpaths[e.C].Parent; p != localtrace.None {
-			tm.acc.add(p, e.Time-tm.last)
-		}
-		tm.last = e.Time
-		return nil
-	})
-	bus.On(FwsLeave, func(c *replay.Ctx) error {
-		e := c.Event()
-		if c.Index == rc.initLeave || c.Index == rc.finLeave {
-			_ = cutIf(c)
-		}
-		tm.acc.add(e.C, e.Time-tm.last)
-		tm.last = e.Time
-		return nil
-	})
-	bus.On(FwsPostSend, cutIf)
-	bus.On(FwsPostRecv, func(c *replay.Ctx) error {
-		_ = cutIf(c)
-		if q := requestOf(c.Trace, c.Index); q != c.Index && !sp.has(q) {
-			tm.forget(q)
-		}
-		return nil
-	})
-	bus.On(FwsSendComplete, cutIf)
-	bus.On(FwsCollEnd, cutIf)
-	bus.On(FwsRecvRequest, func(c *replay.Ctx) error {
-		tm.cut(c.Index)
-		return nil
-	})
-	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		if c.Pass == Fws {
-			tm.cut(-1)
-		}
-		return nil
-	})
-}
-
-// cut closes the current interval at event ev (-1: the last interval,
-// with no event).
-func (tm *timemaps) cut(ev int) {
-	slices.Sort(tm.acc.touched)
-	for _, cp := range tm.acc.touched {
-		tm.recCP = append(tm.recCP, cp)
-		tm.recT = append(tm.recT, tm.acc.v[cp])
-		tm.acc.v[cp], tm.acc.seen[cp] = 0, false
-	}
-	tm.acc.touched = tm.acc.touched[:0]
-	if ev >= 0 {
-		// the pass walks forward: cuts come in event order
-		tm.cutEv = append(tm.cutEv, int32(ev))
-		tm.cutAt = append(tm.cutAt, int32(len(tm.recCP)))
-	}
-}
-
-// at returns the end of the interval of the cut at event ev.
-func (tm *timemaps) at(ev int) (int, bool) {
-	k, ok := slices.BinarySearch(tm.cutEv, int32(ev))
-	if !ok || tm.cutAt[k] < 0 {
-		return 0, false
-	}
-	return int(tm.cutAt[k]), true
-}
-
-// forget drops the cut at event ev.
-func (tm *timemaps) forget(ev int) {
-	if k, ok := slices.BinarySearch(tm.cutEv, int32(ev)); ok {
-		tm.cutAt[k] = -1
-	}
-}
-
-// runtimes sums into out the exclusive times per call path from the cut
-// at a to the cut at b (a < 0: from the start; b < 0: to the end).
-func (tm *timemaps) runtimes(a, b int, out *cpvec) error {
-	from, to := 0, len(tm.recCP)
-	var ok bool
-	if a >= 0 {
-		if from, ok = tm.at(a); !ok {
-			return fmt.Errorf("root cause: no time-map cut at event %d", a)
-		}
-	}
+// runtimes sums into out the exclusive times per call path of t from
+// event a to event b (a < 0: from the start; b < 0: to the end).
+func (tm *timemaps) runtimes(t *localtrace.Trace, a, b int, out *cpvec) {
+	lo, hi := max(a, 0), len(t.Events)
 	if b >= 0 {
-		if to, ok = tm.at(b); !ok {
-			return fmt.Errorf("root cause: no time-map cut at event %d", b)
+		hi = b
+	}
+	last := 0.0 // the time of the last Enter or Leave before lo
+	for k := lo - 1; k >= 0; k-- {
+		if e := &t.Events[k]; e.Kind == localtrace.KindEnter || e.Kind == localtrace.KindLeave {
+			last = e.Time
+			break
 		}
 	}
-	for k := from; k < max(from, to); k++ {
-		tm.sumTo.add(tm.recCP[k], tm.recT[k])
+	acc := &tm.sumTo
+	for k := lo; k < hi; k++ {
+		switch e := &t.Events[k]; e.Kind {
+		case localtrace.KindEnter:
+			if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+				acc.add(p, e.Time-last)
+			}
+			last = e.Time
+		case localtrace.KindLeave:
+			acc.add(e.C, e.Time-last)
+			last = e.Time
+		}
 	}
 	out.reset()
-	tm.sumTo.flush(out)
-	return nil
+	acc.flush(out)
 }
 
 // waitMap sums the waits of the wait states among events into out, by
