@@ -78,7 +78,7 @@ func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) 
 		last = e
 		all := true
 		for r, w := range members {
-			if cd.remaining[r] && !p.contains(w) {
+			if cd.remaining[r] && !rc.sp.contains(p, w) {
 				all = false
 				break
 			}
@@ -87,7 +87,7 @@ func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) 
 			break
 		}
 		for r, w := range members {
-			if cd.remaining[r] && p.contains(w) {
+			if cd.remaining[r] && rc.sp.contains(p, w) {
 				cd.spmap[r] = e
 				cd.remaining[r] = false
 				left--

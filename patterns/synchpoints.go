@@ -35,29 +35,46 @@ import (
 type synchpoints struct {
 	byEvent []int32 // event → index into sps + 1, 0 for none (dense: 4 bytes an event)
 	sps     []synchpoint
-	events  []int // the synchpoints' events in trace order (order)
+	events  []int   // the synchpoints' events in trace order (order)
+	lists   [][]int // rank lists of synchpoints (read only, may be shared)
 }
 
 type synchpoint struct {
-	wait, completion, total float64
-	one                     int   // the single partner's world rank, -1 for none
-	many                    []int // world ranks synchronised with (read only, may be shared)
-	all                     bool  // synchronised with every rank
+	wait, completion float64
+	one              int32 // the single partner's world rank, -1 for none
+	many             int32 // 1 + index into synchpoints.lists of the world ranks synchronised with, 0 for none
+	all              bool  // synchronised with every rank
 }
 
 func (s *synchpoints) init() {}
 
-// add registers event ev unless it is registered already.
-func (s *synchpoints) add(ev int, p synchpoint) {
+// add registers event ev, synchronised with the world ranks many (if
+// not nil) or as p says, unless it is registered already.
+func (s *synchpoints) add(ev int, p synchpoint, many []int) {
 	if ev >= len(s.byEvent) {
 		s.byEvent = slices.Grow(s.byEvent, ev+1-len(s.byEvent))[:ev+1]
 	}
 	if s.byEvent[ev] != 0 {
 		return
 	}
+	if many != nil {
+		p.one = -1
+		if n := len(s.lists); n > 0 && sameSlice(s.lists[n-1], many) {
+			p.many = int32(n)
+		} else {
+			s.lists = append(s.lists, many)
+			p.many = int32(n + 1)
+		}
+	}
 	s.byEvent[ev] = int32(len(s.sps)) + 1
 	s.sps = append(s.sps, p)
 	s.events = append(s.events, ev)
+}
+
+// sameSlice reports whether a and b are the same slice (the same
+// members list of a communicator, say).
+func sameSlice(a, b []int) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // order sorts the synchpoints' events, for the queries below.
@@ -89,8 +106,10 @@ func (s *synchpoints) waitOf(ev int) float64 {
 	return 0
 }
 
-func (p *synchpoint) contains(rank int) bool {
-	return p.all || p.one == rank || slices.Contains(p.many, rank)
+// contains reports whether synchpoint p synchronised with world rank
+// rank.
+func (s *synchpoints) contains(p *synchpoint, rank int) bool {
+	return p.all || int(p.one) == rank || (p.many > 0 && slices.Contains(s.lists[p.many-1], rank))
 }
 
 // prev returns the latest synchpoint before ev that synchronised with
@@ -100,7 +119,7 @@ func (p *synchpoint) contains(rank int) bool {
 func (s *synchpoints) prev(ev, rank int) int {
 	k, _ := slices.BinarySearch(s.events, ev)
 	for k--; k >= 0; k-- {
-		if s.get(s.events[k]).contains(rank) {
+		if s.contains(s.get(s.events[k]), rank) {
 			return s.events[k]
 		}
 	}
@@ -122,12 +141,6 @@ func (s *synchpoints) between(a, b int) []int {
 		hi = lo
 	}
 	return s.events[lo:hi]
-}
-
-// regionTimes returns the Enter time and the duration of event i's region.
-func regionTimes(c *replay.Ctx, i int) (enter, total float64) {
-	enter = c.EnterTime(i)
-	return enter, c.LeaveTime(i) - enter
 }
 
 // Fields of the synchpoint exchanges.
@@ -155,28 +168,25 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	sp := &rc.sp
 	// forward pass
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
-		_, total := regionTimes(c, info.Recv)
 		sp.add(info.Recv, synchpoint{wait: info.Idle, completion: positive(c.LeaveTime(info.Recv), info.SendLeave),
-			total: total, one: info.Source})
+			one: int32(info.Source)}, nil)
 		return nil
 	})
 	bus.On(replay.FwInit, func(c *replay.Ctx) error {
 		rc.initLeave = c.Index
-		_, total := regionTimes(c, c.Index)
-		sp.add(c.Index, synchpoint{completion: c.Completion, total: total, one: -1, all: true})
+		sp.add(c.Index, synchpoint{completion: c.Completion, one: -1, all: true}, nil)
 		return nil
 	})
 	bus.On(replay.FwFinalize, func(c *replay.Ctx) error {
 		rc.finLeave = c.Index
 		rc.finLatest = c.Coll.Latest.Rank == c.Coll.My.Rank
-		_, total := regionTimes(c, c.Index)
-		sp.add(c.Index, synchpoint{wait: c.Idle, completion: c.Completion, total: total, one: -1, all: true})
+		sp.add(c.Index, synchpoint{wait: c.Idle, completion: c.Completion, one: -1, all: true}, nil)
 		return nil
 	})
 	bus.On(replay.FwBarrier, func(c *replay.Ctx) error {
 		rc.colls[c.Index] = collRecord{delayer: c.Coll.Latest.Rank, metric: DelayBarrier, typ: costBarrier}
 		if c.Coll.SyncPoint {
-			rc.addColl(c, c.Idle, c.Completion, synchpoint{many: c.Env.CommMembers[c.Trace.Collective(c.Index).Comm]})
+			rc.addColl(c, c.Idle, c.Completion, -1, c.Env.CommMembers[c.Trace.Collective(c.Index).Comm])
 		}
 		return nil
 	})
@@ -186,7 +196,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if err != nil || !c.Coll.SyncPoint {
 			return err
 		}
-		rc.addColl(c, c.Idle, c.Completion, synchpoint{many: rc.worldRanks(c, syncs)})
+		rc.addColl(c, c.Idle, c.Completion, -1, rc.worldRanks(c, syncs))
 		return nil
 	})
 	bus.On(replay.FwOneToN, func(c *replay.Ctx) error {
@@ -200,11 +210,11 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if err != nil || !c.Coll.SyncPoint {
 			return err
 		}
-		p := synchpoint{many: rc.worldRanks(c, waiting)}
 		if me != root {
-			p = synchpoint{one: worldRank(c, c.Trace.Collective(c.Index).Comm, root)}
+			rc.addColl(c, c.Idle, c.Completion, worldRank(c, c.Trace.Collective(c.Index).Comm, root), nil)
+		} else {
+			rc.addColl(c, c.Idle, c.Completion, -1, rc.worldRanks(c, waiting))
 		}
-		rc.addColl(c, c.Idle, c.Completion, p)
 		return nil
 	})
 	bus.On(replay.FwNToOne, func(c *replay.Ctx) error {
@@ -223,7 +233,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		}
 		latest := math.Min(ci.Latest.Time, ci.End)
 		completion := math.Max(0, ci.End-math.Max(ci.EarliestEnd.Time, latest))
-		rc.addColl(c, c.Idle, completion, synchpoint{one: worldRank(c, c.Trace.Collective(c.Index).Comm, other)})
+		rc.addColl(c, c.Idle, completion, worldRank(c, c.Trace.Collective(c.Index).Comm, other), nil)
 		return nil
 	})
 
@@ -237,17 +247,15 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if ls, _ := replay.Get(c, LSWaited); ls && info.Completion == c.Index {
 			return nil // a blocking send matched to a Late Sender: that registration wins
 		}
-		_, total := regionTimes(c, info.Completion)
-		sp.add(info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, total: total, one: info.Dest})
+		sp.add(info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, one: int32(info.Dest)}, nil)
 		return nil
 	})
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
 		if ls, _ := replay.Get(c, LSWaited); ls {
 			leave, _ := replay.Get(c, RecvLeave)
-			_, total := regionTimes(c, c.Index)
 			m := c.Trace.Message(c.Index)
-			sp.add(c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave), total: total,
-				one: worldRank(c, m.Comm, int(m.Peer))})
+			sp.add(c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave),
+				one: int32(worldRank(c, m.Comm, int(m.Peer)))}, nil)
 		}
 		return nil
 	})
@@ -263,10 +271,9 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if lr, _ := replay.Get(c, LRWaited); lr {
 			q := requestOf(c.Trace, c.Index)
 			leave, _ := replay.Get(c, SendCmpLeave)
-			_, total := regionTimes(c, q)
 			m := c.Trace.Message(c.Index)
-			sp.add(q, synchpoint{completion: positive(c.LeaveTime(q), leave), total: total,
-				one: worldRank(c, m.Comm, int(m.Peer))})
+			sp.add(q, synchpoint{completion: positive(c.LeaveTime(q), leave),
+				one: int32(worldRank(c, m.Comm, int(m.Peer)))}, nil)
 		}
 		return nil
 	})
@@ -278,15 +285,10 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 }
 
-// addColl registers the collective end c.Index as a synchpoint with the
-// ranks of p.
-func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, p synchpoint) {
-	_, total := regionTimes(c, c.Index)
-	p.wait, p.completion, p.total = wait, completion, total
-	if p.many != nil {
-		p.one = -1
-	}
-	rc.sp.add(c.Index, p)
+// addColl registers the collective end c.Index as a synchpoint with
+// the world rank one, or the world ranks many if not nil.
+func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, one int, many []int) {
+	rc.sp.add(c.Index, synchpoint{wait: wait, completion: completion, one: int32(one)}, many)
 }
 
 // syncFlags returns every member's flag of the current collective (1 or

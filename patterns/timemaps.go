@@ -154,7 +154,8 @@ func (rc *rootCause) prune(t *localtrace.Trace, times, waits *cpvec, from int, o
 	}
 	var total, completion float64
 	if p := rc.sp.get(from); p != nil {
-		total, completion = p.total, p.completion
+		enter := t.Events[t.EnterOf(from)].Time
+		total, completion = t.Events[t.LeaveOf(from)].Time-enter, p.completion
 	}
 	cp := t.Callpath(from)
 	x := out.get(cp)
