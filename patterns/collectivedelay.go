@@ -120,11 +120,14 @@ func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
 }
 
 // collDelay computes the collective delay at collective end c.Index.
-func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
+// The same reduction to the delayer carries the critical path: onPath
+// tells whether this member hands the path over, taken whether the
+// delayer takes it.
+func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (taken bool, err error) {
 	cd := &rc.cd
 	me, size, err := c.CollMember()
 	if err != nil {
-		return err
+		return false, err
 	}
 	comm := c.Trace.Collective(c.Index).Comm
 	members := c.Env.CommMembers[comm]
@@ -137,7 +140,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 	if sync && isDelayer {
 		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
 		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if isDelayer {
@@ -153,7 +156,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 					continue
 				}
 				if err := rc.spTimes(c, e, c.Index, &cd.local); err != nil {
-					return err
+					return false, err
 				}
 				toGlobal(c, &cd.local, &cd.localMap)
 				cd.per = append(cd.per, float64(r), cd.local.sum)
@@ -167,11 +170,11 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 		replay.Put(c, DelayerPer, cd.per)
 	} else if sync {
 		if err := rc.delayTimemap(c, c.Index, delayer); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := c.BcastFields(rec.delayer); err != nil {
-		return err
+		return false, err
 	}
 	times, _ := replay.Get(c, DelayerTimes)
 	pw, _ := replay.Get(c, DelayerWaits)
@@ -223,7 +226,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 			scale[k] = gamma[k] / (dsum + pw)
 		}
 	}
-	cd.big = slices.Grow(cd.big[:0], nk*n+nk*size)[:nk*n+nk*size]
+	cd.big = slices.Grow(cd.big[:0], nk*n+nk*size+1)[:nk*n+nk*size+1]
 	clear(cd.big)
 	for k := range nk {
 		for i, d := range cd.vec {
@@ -231,9 +234,16 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 		}
 		cd.big[nk*n+me*nk+k] = scale[k]
 	}
+	if onPath {
+		cd.big[len(cd.big)-1] = 1 // summed: more than 0 if some member hands over
+	}
 	sum, err := c.ReduceSum(rec.delayer, cd.big)
-	if err != nil || !isDelayer || !sync {
-		return err
+	if err != nil || !isDelayer {
+		return false, err
+	}
+	taken = sum[len(sum)-1] > 0
+	if !sync {
+		return taken, nil
 	}
 	rc.dl.ensureLocal(c)
 	for k := range nk {
@@ -258,7 +268,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 	// Scalasca's sum-scales: the scales summed over the members, less
 	// those of the members synchronised with later, which count only
 	// from the synchpoint after that later one on
-	scales := sum[nk*n:]
+	scales := sum[nk*n : len(sum)-1]
 	props := rc.sp.between(cd.prev, c.Index)
 	cd.inc = cd.inc[:0]
 	for r, e := range cd.spmap {
@@ -292,7 +302,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 			rc.addCostsScaled(k-1, props, cd.keys, cd.vals)
 		}
 	}
-	return nil
+	return taken, nil
 }
 
 type incScale struct{ ev, rank int }

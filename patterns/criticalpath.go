@@ -49,7 +49,6 @@ type criticalPath struct {
 	lcp   []float64 // share by local call path
 	seg   cpvec     // scratch
 	wm    cpvec
-	one   [1]float64
 }
 
 // OnCriticalPath: the critical path continues at the partner of this
@@ -115,29 +114,22 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcCollEnd, func(c *replay.Ctx) error {
-		rec, ok := rc.colls[c.Index]
+		rec, ok := rc.colls.get(c.Index)
 		if !ok {
 			return nil
 		}
-		p.one[0] = 0
+		handOver := false
 		if p.onCP && sp.isWait(c.Index) {
 			if err := rc.updatePath(c, c.Index); err != nil {
 				return err
 			}
-			p.one[0], p.onCP = 1, false
+			handOver, p.onCP = true, false
 		}
-		out, err := c.AllreduceMax(p.one[:])
-		if err != nil {
-			return err
-		}
-		me, _, err := c.CollMember()
-		if err != nil {
-			return err
-		}
-		if out[0] > 0 && me == rec.delayer {
+		taken, err := rc.collDelay(c, rec, handOver)
+		if taken {
 			p.onCP, p.endEv = true, c.Index
 		}
-		return rc.collDelay(c, rec)
+		return err
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
 		if c.Pass == Bwc {

@@ -3,6 +3,7 @@ package patterns
 import (
 	"scout/localtrace"
 	"scout/replay"
+	"slices"
 )
 
 // The root-cause and critical-path analysis (Scalasca's delay costs,
@@ -85,9 +86,28 @@ type rootCause struct {
 	// this location entered MPI_Finalize last (the critical path starts here)
 	finLatest bool
 	// the collectives the forward pass analysed (not scans), by end event
-	colls map[int]collRecord
+	colls collTable
 	// scratch
 	flags []float64
+}
+
+// collTable holds the records of the analysed collectives by their end
+// events, added in the forward pass in event order.
+type collTable struct {
+	ev  []int32
+	rec []collRecord
+}
+
+func (t *collTable) add(ev int, r collRecord) {
+	t.ev = append(t.ev, int32(ev))
+	t.rec = append(t.rec, r)
+}
+
+func (t *collTable) get(ev int) (collRecord, bool) {
+	if k, ok := slices.BinarySearch(t.ev, int32(ev)); ok {
+		return t.rec[k], true
+	}
+	return collRecord{}, false
 }
 
 // collRecord is what the backward passes need of an analysed collective.
@@ -98,7 +118,7 @@ type collRecord struct {
 }
 
 func registerRootCause(bus *replay.Bus) {
-	rc := &rootCause{initLeave: -1, finLeave: -1, colls: map[int]collRecord{}}
+	rc := &rootCause{initLeave: -1, finLeave: -1}
 	rc.sp.init()
 	rc.costs.init()
 	rc.prop.init()
