@@ -29,7 +29,8 @@ const (
 	Formula
 )
 
-// String returns the letter the reference documentation uses: S, P, Q or R.
+// String returns the letter the reference documentation uses: S, P, Q, R
+// or C.
 func (o Origin) String() string {
 	switch o {
 	case Copied:
