@@ -1,6 +1,7 @@
 package combine
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,6 +114,13 @@ func (d *deriver) get(name string) [][]float64 {
 	case Remapped:
 		d.imbalance()
 		return d.out[name]
+	case Formula:
+		switch name {
+		case "critical_path_imbalance":
+			v = d.criticalPathImbalance(m)
+		default:
+			panic("combine: no formula for metric " + name)
+		}
 	}
 	d.out[name] = v
 	return v
@@ -155,6 +163,81 @@ func (d *deriver) sum(ts []term, cp int) []float64 {
 		}
 	}
 	return row
+}
+
+// inclusive returns the call-path inclusive values of v: each call path's
+// row plus its descendants'; nil rows where all of them are zero.
+func (d *deriver) inclusive(v [][]float64) [][]float64 {
+	incl := make([][]float64, len(v))
+	for cp, row := range v {
+		if row != nil {
+			incl[cp] = slices.Clone(row)
+		}
+	}
+	for cp := len(incl) - 1; cp >= 0; cp-- { // children follow their parents
+		row, parent := incl[cp], d.p.Callpaths[cp].Parent
+		if row == nil || parent < 0 {
+			continue
+		}
+		if incl[parent] == nil {
+			incl[parent] = make([]float64, d.nloc)
+		}
+		for l, x := range row {
+			incl[parent][l] += x
+		}
+	}
+	return incl
+}
+
+// criticalPathImbalance computes the critical path's imbalance, after the
+// formula of Scalasca's remapping specification (scout-patterns.md §3.4).
+// Per call path c, with call-path inclusive values summed over all N
+// locations, the critical path's time CP(c) is set against the average
+// time per location outside wait states, W(c)/N (m's terms). Where the
+// critical path is the longer, the excess's share (CP − W/N)/CP of each
+// location's exclusive critical-path time at c is imbalance; it is booked
+// only at locations whose inclusive critical-path time at c is positive.
+func (d *deriver) criticalPathImbalance(m MetricDef) [][]float64 {
+	n := len(d.p.Callpaths)
+	cp := d.get("critical_path")
+	v := make([][]float64, n)
+	if cp == nil {
+		return v
+	}
+	terms := d.resolve(m.terms)
+	work := make([][]float64, n)
+	for c := range work {
+		work[c] = d.sum(terms, c)
+	}
+	cpIncl, workIncl := d.inclusive(cp), d.inclusive(work)
+	for c := range n {
+		if cp[c] == nil || cpIncl[c] == nil {
+			continue
+		}
+		var total, busy float64
+		for l := range d.nloc {
+			total += cpIncl[c][l]
+			if workIncl[c] != nil {
+				busy += workIncl[c][l]
+			}
+		}
+		if total <= 0 {
+			continue
+		}
+		share := max(0, (total-busy/float64(d.nloc))/total)
+		if share == 0 {
+			continue
+		}
+		for l, x := range cp[c] {
+			if cpIncl[c][l] > 0 && x != 0 {
+				if v[c] == nil {
+					v[c] = make([]float64, d.nloc)
+				}
+				v[c][l] = share * x
+			}
+		}
+	}
+	return v
 }
 
 // imbalance computes the remapper's computational imbalance heuristic from

@@ -23,9 +23,14 @@ const (
 	// Remapped metrics are computed by the remapper itself: the
 	// computational imbalance heuristic.
 	Remapped
+	// Formula metrics are computed by an expression of their own over
+	// other metrics' values, call-path inclusive and summed over all
+	// locations (the critical path's imbalance).
+	Formula
 )
 
-// String returns the letter the reference documentation uses: S, P, Q or R.
+// String returns the letter the reference documentation uses: S, P, Q, R
+// or C.
 func (o Origin) String() string {
 	switch o {
 	case Copied:
@@ -36,6 +41,8 @@ func (o Origin) String() string {
 		return "Q"
 	case Remapped:
 		return "R"
+	case Formula:
+		return "C"
 	}
 	return "?"
 }
@@ -53,16 +60,18 @@ type MetricDef struct {
 
 	// mask selects the call paths of a Masked metric.
 	mask class
-	// terms are the summands of a Summed metric, or the per-cell base of a
-	// Masked one; a leading '-' subtracts.
+	// terms are the summands of a Summed metric, the per-cell base of a
+	// Masked one, or the operand a Formula metric's formula sums up; a
+	// leading '-' subtracts.
 	terms []string
 	// needs is the paradigm flag (has…) without which the metric does not
 	// exist; 0 when it always exists.
 	needs class
 }
 
-// Terms returns the summands of a Summed metric, or the base values of a
-// Masked one ("time", "visits"); a leading '-' marks a subtrahend.
+// Terms returns the summands of a Summed metric, the base values of a
+// Masked one ("time", "visits"), or the summed operand of a Formula
+// metric; a leading '-' marks a subtrahend.
 func (m MetricDef) Terms() []string { return slices.Clone(m.terms) }
 
 // The constructors of the tree's entries. Units: "sec" is FLOAT, "occ" and
@@ -105,6 +114,28 @@ func remapped(unique, display, parent, descr string) MetricDef {
 	return metric(Remapped, "sec", unique, display, parent, descr)
 }
 
+// formula is a metric computed by its own function (deriver.get names
+// it), which sums terms as its operand.
+func formula(unique, display, parent, descr string, terms ...string) MetricDef {
+	m := metric(Formula, "sec", unique, display, parent, descr)
+	m.terms = terms
+	return m
+}
+
+// waitFreeTime is the time a location spends outside wait states, the
+// operand of the critical path's imbalance: the time less every wait
+// state the reference analysis can detect (those scout does not compute,
+// one-sided and OpenMP ones and idle threads, count as zero), and less
+// the OpenMP team management time and the whole time in ordered regions.
+var waitFreeTime = []string{"time",
+	"-mpi_finalize_wait", "-mpi_rma_wait_at_create", "-mpi_rma_wait_at_free", "-mpi_barrier_wait",
+	"-mpi_rma_sync_late_post", "-mpi_rma_early_wait", "-mpi_rma_wait_at_fence",
+	"-mpi_rma_sync_lock_competition", "-mpi_rma_sync_wait_for_progress",
+	"-mpi_latesender", "-mpi_latereceiver", "-mpi_earlyreduce", "-mpi_earlyscan", "-mpi_latebroadcast", "-mpi_wait_nxn",
+	"-mpi_rma_comm_late_post", "-mpi_rma_comm_lock_competition", "-mpi_rma_comm_wait_for_progress",
+	"-omp_management", "-omp_ebarrier_wait", "-omp_ibarrier_wait",
+	"-omp_lock_contention_critical", "-omp_lock_contention_api", "-omp_ordered", "-omp_idle_threads"}
+
 // needing marks metrics as existing only when paradigm flag f is set.
 func needing(f class, ms ...MetricDef) []MetricDef {
 	for i := range ms {
@@ -116,8 +147,8 @@ func needing(f class, ms ...MetricDef) []MetricDef {
 // metricTree is the derived metric tree in report (preorder) order: the
 // metrics of Scalasca 2.6's scout.spec that this analysis can produce.
 // Left out are the metrics computed by analyses scout does not run yet
-// (the critical path's imbalance, one-sided and
-// OpenMP/Pthread wait states, idle threads) and the sums made only of them.
+// (one-sided and OpenMP/Pthread wait states, idle threads) and the sums
+// made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
 		copied("time", ""),
@@ -341,6 +372,9 @@ var metricTree = slices.Concat(
 	),
 	needing(hasMPI,
 		copied("critical_path", ""),
+		formula("critical_path_imbalance", "Imbalance", "critical_path",
+			"Critical-path time of call paths that take longer on the critical path than on average over the locations",
+			waitFreeTime...),
 		summed("sec", "performance_impact", "Performance impact", "", "Time of the critical path's activities and imbalance, and of the activities off it",
 			"performance_impact_criticalpath", "non_critical_path_activities"),
 		summed("sec", "performance_impact_criticalpath", "Critical-path activities", "performance_impact", "Time of the activities on the critical path and of its imbalance",

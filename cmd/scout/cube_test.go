@@ -15,25 +15,7 @@ import (
 
 	"scout/cube"
 	"scout/internal/tracetest"
-	"scout/patterns"
 )
-
-// notComputed are the metric families of the reference's full tree that
-// scout does not compute yet (the critical path's imbalance); everything
-// else must be in the report.
-var notComputed = []string{"critical_path_imbalance"}
-
-func computed(metric string) bool {
-	if _, ok := patterns.Lookup(metric); ok {
-		return true
-	}
-	for _, p := range notComputed {
-		if strings.HasPrefix(metric, p) {
-			return false
-		}
-	}
-	return true
-}
 
 // cubeCells reads a report with our reader as canonical cells.
 func cubeCells(t *testing.T, path string) tracetest.Cells {
@@ -51,8 +33,8 @@ func cubeCells(t *testing.T, path string) tracetest.Cells {
 
 // TestCubeMatchesReference runs scout on every reference trace and
 // checks that its scout.cubex, read back, holds exactly the cells of the
-// reference's full user-facing tree (expected/trace.csv) for every
-// metric scout computes, derived ones included; and that an independent
+// reference's full user-facing tree (expected/trace.csv), derived
+// metrics included, and has every metric of it; and that an independent
 // reader (a small Python script) reads the same values.
 func TestCubeMatchesReference(t *testing.T) {
 	python, _ := exec.LookPath("python3")
@@ -84,11 +66,9 @@ func TestCubeMatchesReference(t *testing.T) {
 					continue
 				}
 				seen[k.Metric] = true
-				if computed(k.Metric) {
-					metrics = append(metrics, k.Metric)
-					if !ours[k.Metric] {
-						t.Errorf("metric %s of the reference tree is missing", k.Metric)
-					}
+				metrics = append(metrics, k.Metric)
+				if !ours[k.Metric] {
+					t.Errorf("metric %s of the reference tree is missing", k.Metric)
 				}
 			}
 			for _, d := range tracetest.Diff(got, want.Only(metrics...), 20) {
