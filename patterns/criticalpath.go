@@ -56,10 +56,18 @@ type criticalPath struct {
 // message (bwc, either direction).
 var OnCriticalPath = replay.NewField("on critical path", replay.BoolCodec)
 
-func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
+// registerBwc subscribes the walk of the bwc pass that the critical path
+// and the delay costs share: at each synchpoint the critical path's step
+// (when rc.withPath), then the delayer's side of a delay (when
+// rc.withDelay, delay.go), in Scalasca's order; the messages and inverse
+// messages carry what either part needs.
+func (rc *rootCause) registerBwc(bus *replay.Bus) {
 	p := &rc.path
 	sp := &rc.sp
 	bus.On(BwcLeave, func(c *replay.Ctx) error {
+		if !rc.withPath {
+			return nil
+		}
 		switch {
 		case c.Index == rc.finLeave:
 			if rc.finLatest {
@@ -72,12 +80,14 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 	})
 	bus.On(BwcPostSend, func(c *replay.Ctx) error {
 		if sp.has(c.Index) {
-			if on, _ := replay.Get(c, OnCriticalPath); on {
+			if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
 				p.onCP, p.endEv = true, c.Index
 			}
-			m := c.Trace.Message(c.Index)
-			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
-				return err
+			if rc.withDelay {
+				m := c.Trace.Message(c.Index)
+				if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
+					return err
+				}
 			}
 		}
 		if c.Event().Kind == localtrace.KindSend && sp.isWait(c.Index) {
@@ -92,6 +102,9 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
+		if !rc.withPath {
+			return nil
+		}
 		on := false
 		if p.onCP && sp.isWait(c.Index) {
 			if err := rc.updatePath(c, c.Index); err != nil {
@@ -119,49 +132,68 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		if !ok {
 			return nil
 		}
-		p.one[0] = 0
-		if p.onCP && sp.isWait(c.Index) {
-			if err := rc.updatePath(c, c.Index); err != nil {
+		if rc.withPath {
+			if err := rc.collPath(c, rec); err != nil {
 				return err
 			}
-			p.one[0], p.onCP = 1, false
 		}
-		out, err := c.AllreduceMax(p.one[:])
-		if err != nil {
-			return err
+		if rc.withDelay {
+			return rc.collDelay(c, rec)
 		}
-		me, _, err := c.CollMember()
-		if err != nil {
-			return err
-		}
-		if out[0] > 0 && me == rec.delayer {
-			p.onCP, p.endEv = true, c.Index
-		}
-		return rc.collDelay(c, rec)
+		return nil
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		if c.Pass == Bwc {
+		if c.Pass == Bwc && rc.withPath {
 			return rc.finishPath(c)
 		}
 		return nil
 	})
 }
 
-// sendCompletion handles a Late Receiver's send completion cmp (of the
-// message of event req): the path moves to the receiver if it is here.
-func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
+// collPath is the critical path's step at the end of collective rec
+// where it synchronised: the path moves to the delayer if it is here.
+func (rc *rootCause) collPath(c *replay.Ctx, rec collRecord) error {
 	p := &rc.path
-	on := false
-	if p.onCP {
-		if err := rc.updatePath(c, cmp); err != nil {
+	p.one[0] = 0
+	if p.onCP && rc.sp.isWait(c.Index) {
+		if err := rc.updatePath(c, c.Index); err != nil {
 			return err
 		}
-		on, p.onCP = true, false
+		p.one[0], p.onCP = 1, false
 	}
-	replay.Put(c, OnCriticalPath, on)
-	m := c.Trace.Message(req)
-	if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
+	out, err := c.AllreduceMax(p.one[:])
+	if err != nil {
 		return err
+	}
+	me, _, err := c.CollMember()
+	if err != nil {
+		return err
+	}
+	if out[0] > 0 && me == rec.delayer {
+		p.onCP, p.endEv = true, c.Index
+	}
+	return nil
+}
+
+// sendCompletion handles a Late Receiver's send completion cmp (of the
+// message of event req): the path moves to the receiver if it is here,
+// and the wait goes to the receiver for its delay.
+func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
+	if p := &rc.path; rc.withPath {
+		on := false
+		if p.onCP {
+			if err := rc.updatePath(c, cmp); err != nil {
+				return err
+			}
+			on, p.onCP = true, false
+		}
+		replay.Put(c, OnCriticalPath, on)
+	}
+	if rc.withDelay {
+		m := c.Trace.Message(req)
+		if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
+			return err
+		}
 	}
 	return c.SendInverseOf(req)
 }
@@ -172,8 +204,11 @@ func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
 	if err := c.RecvInverseOf(msg); err != nil {
 		return err
 	}
-	if on, _ := replay.Get(c, OnCriticalPath); on {
+	if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
 		rc.path.onCP, rc.path.endEv = true, q
+	}
+	if !rc.withDelay {
+		return nil
 	}
 	m := c.Trace.Message(msg)
 	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), costLR)
