@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,5 +216,84 @@ func TestMPISkipParts(t *testing.T) {
 				t.Errorf("--single-pass report has root-cause cells")
 			}
 		})
+	}
+}
+
+// TestSummaryRootCauses checks the root-cause and critical-path lines of
+// the end-of-run summary and of `scout report` (on our report and on the
+// reference analyzer's, when at hand) against sums of the reference's
+// values, and that a report without those metrics shows none.
+func TestSummaryRootCauses(t *testing.T) {
+	tr := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np4")
+	want, err := tracetest.ReadCSV(filepath.Join(tr, "expected", "scout.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the key lines, from the reference's values
+	var length, imbalance float64
+	short, long := map[string]float64{}, map[string]float64{}
+	for k, v := range want {
+		switch {
+		case k.Metric == "critical_path":
+			length += v
+		case k.Metric == "critical_imbalance_impact":
+			imbalance += v
+		case strings.HasPrefix(k.Metric, "delay_") && strings.HasSuffix(k.Metric, "_longterm"):
+			long[k.Callpath] += v
+		case strings.HasPrefix(k.Metric, "delay_"):
+			short[k.Callpath] += v
+		}
+	}
+	top := ""
+	for cp := range short {
+		if top == "" || short[cp]+long[cp] > short[top]+long[top] {
+			top = cp
+		}
+	}
+	lines := []string{
+		"Top root causes (delay that made others wait, share of total time):",
+		fmt.Sprintf("%s  %.6g s (short-term %.6g s, long-term %.6g s), causing mostly", top, short[top]+long[top], short[top], long[top]),
+		fmt.Sprintf("Critical path %.6g s, imbalance impact %.6g s", length, imbalance),
+	}
+	check := func(what, out string, rootCauses, path bool) {
+		t.Helper()
+		for i, l := range lines {
+			if has := i < 2 && rootCauses || i == 2 && path; strings.Contains(out, l) != has {
+				t.Errorf("%s: has %q: %v, want %v:\n%s", what, l, !has, has, out)
+			}
+		}
+		if !strings.Contains(out, "Top wait states") || strings.Contains(out, "Activity impact") || strings.Contains(out, "Short-term") {
+			t.Errorf("%s: wait states:\n%s", what, out)
+		}
+	}
+	for _, tc := range []struct {
+		flags            []string
+		rootCauses, path bool
+	}{
+		{nil, true, true},
+		{[]string{"--single-pass"}, false, false},
+		{[]string{"--no-rootcause"}, false, true},
+		{[]string{"--no-critical-path"}, true, false},
+	} {
+		out := t.TempDir()
+		var stderr bytes.Buffer
+		if err := run(append(append([]string{"-o", out}, tc.flags...), tr), &bytes.Buffer{}, &stderr); err != nil {
+			t.Fatalf("scout %v: %v\n%s", tc.flags, err, stderr.String())
+		}
+		check(fmt.Sprintf("scout %v", tc.flags), stderr.String(), tc.rootCauses, tc.path)
+		var stdout bytes.Buffer
+		if err := run([]string{"report", filepath.Join(out, "scout.cubex")}, &stdout, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("scout report of scout %v", tc.flags), stdout.String(), tc.rootCauses, tc.path)
+	}
+	if dir := tracetest.SharedDir(); dir != "" {
+		if ref := filepath.Join(dir, "ps_mixed_np4", "expected", "scout.cubex"); fileExists(ref) {
+			var stdout bytes.Buffer
+			if err := run([]string{"report", ref}, &stdout, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			check("scout report of the reference's report", stdout.String(), true, true)
+		}
 	}
 }
