@@ -35,9 +35,6 @@ const (
 	AllParts = PartRootCause | PartCriticalPath
 )
 
-// Has reports whether s holds every part of p (and p is not empty).
-func (s Parts) Has(p Parts) bool { return p != 0 && s&p == p }
-
 // Patterns is the pattern table, in evaluation order: general patterns
 // before the ones that refine them (their events must have subscribers
 // before they are published). Time and visits come from the profile.
