@@ -30,6 +30,12 @@ type Plan struct {
 	Log Log
 	// Patterns is the pattern table; nil means patterns.Patterns.
 	Patterns []patterns.Pattern
+	// Skip leaves out optional parts of the analysis: their patterns do
+	// not subscribe, so the passes only they need do not run, and their
+	// metrics are not in the report (combine.Report.Skipped). The zero
+	// Skip is the full analysis; patterns.AllParts the wait states alone
+	// (the forward and backward passes).
+	Skip patterns.Parts
 }
 
 // Log receives an analysis's messages.
@@ -69,6 +75,7 @@ func open(p Plan) (*session, error) {
 	if s.plan.Patterns == nil {
 		s.plan.Patterns = patterns.Patterns
 	}
+	s.plan.Patterns = patterns.Without(s.plan.Patterns, p.Skip)
 	var err error
 	if s.archive, err = otf2.Open(p.Trace); err != nil {
 		return nil, err
@@ -291,7 +298,9 @@ func cmpLoc(a, b uint64) int {
 
 // report makes the empty report over the unified call tree.
 func (s *session) report(tree *unify.CallTree) (*combine.Report, error) {
-	return combine.New(s.defs, tree, s.pl, patterns.Catalog), nil
+	rep := combine.New(s.defs, tree, s.pl, patterns.Catalog)
+	rep.Skipped = s.plan.Skip
+	return rep, nil
 }
 
 // add adds a location's results to rep, mapped to the global call paths.

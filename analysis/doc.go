@@ -56,10 +56,17 @@
 //
 // and in the table
 //
-//	{"slow receives", []replay.Metric{SlowRecv}, registerSlowRecv},
+//	{"slow receives", []replay.Metric{SlowRecv}, registerSlowRecv, 0},
 //
-// A Plan may also carry a pattern table of its own (Plan.Patterns), which
-// is how tests add toy patterns without touching the registry's users.
+// (0: the pattern belongs to no optional part). A Plan may also carry a
+// pattern table of its own (Plan.Patterns), which is how tests add toy
+// patterns without touching the registry's users.
+//
+// Some entries of the table are optional parts of the analysis
+// (patterns.Parts: the root causes, the critical path), which Plan.Skip
+// leaves out: their register functions are not called, so the passes only
+// they need do not run, and the report (combine.Report.Skipped) has none of
+// their metrics, nor the derived metrics built from them.
 //
 // # Failures
 //

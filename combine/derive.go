@@ -8,6 +8,7 @@ import (
 	"scout/cube"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
+	"scout/patterns"
 	"scout/unify"
 )
 
@@ -23,6 +24,9 @@ type Profile struct {
 	// [call path][location]. A nil row stands for a call path whose values
 	// are all zero; a missing metric is zero everywhere.
 	Values map[string][][]float64
+	// Skipped are the parts of the analysis that did not run: their
+	// metrics, and those derived from them, do not exist.
+	Skipped patterns.Parts
 }
 
 // Callpath is one node of a Profile's call tree.
@@ -49,7 +53,9 @@ type Derived struct {
 // A metric exists when the paradigm it describes occurs among the call
 // paths' callee regions (the MPI metrics need an MPI region, OpenMP ones an
 // OpenMP region, and so on); time, execution, computation, overhead, visits
-// and the imbalance metrics always exist. Copied metrics absent from the
+// and the imbalance metrics always exist. The metrics of a part of the
+// analysis that did not run (Profile.Skipped: the root causes, the
+// critical path), and those derived from them, do not exist. Copied metrics absent from the
 // profile are zero. OpenMP idle-thread time is not derived, so execution
 // equals time outside measurement overhead.
 func Derive(p *Profile) *Derived {
@@ -77,7 +83,9 @@ type deriver struct {
 	out     map[string][][]float64
 }
 
-func (d *deriver) exists(m MetricDef) bool { return m.needs == 0 || d.present&m.needs != 0 }
+func (d *deriver) exists(m MetricDef) bool {
+	return (m.needs == 0 || d.present&m.needs != 0) && m.part&d.p.Skipped == 0
+}
 
 // get returns the values of metric name, computing them on first use; nil
 // for a metric that does not exist or is not in the tree.
@@ -373,6 +381,7 @@ func (r *Report) Profile() *Profile {
 		Callpaths: make([]Callpath, len(r.Tree.Nodes)),
 		Locations: make([]localtrace.Placement, len(r.Results)),
 		Values:    make(map[string][][]float64, len(r.Metrics)),
+		Skipped:   r.Skipped,
 	}
 	for i, n := range r.Tree.Nodes {
 		cp := Callpath{Parent: -1, Region: RegionInfo{Name: r.RegionName(n.Region)}}

@@ -67,6 +67,10 @@ type MetricDef struct {
 	// needs is the paradigm flag (has…) without which the metric does not
 	// exist; 0 when it always exists.
 	needs class
+	// part is the optional part of the analysis (patterns.Parts) that
+	// computes the metric or what it is derived from; the metric does not
+	// exist when the analysis left that part out (Profile.Skipped).
+	part patterns.Parts
 }
 
 // Terms returns the summands of a Summed metric, the base values of a
@@ -89,7 +93,9 @@ func copied(unique, parent string) MetricDef {
 	if !ok {
 		panic("combine: metric tree: " + unique + " is not in the patterns' catalog")
 	}
-	return metric(Copied, m.Unit, unique, m.Display, parent, m.Descr)
+	d := metric(Copied, m.Unit, unique, m.Display, parent, m.Descr)
+	d.part = m.Part
+	return d
 }
 
 func timeMask(mask class, unique, display, parent, descr string) MetricDef {
@@ -140,6 +146,15 @@ var waitFreeTime = []string{"time",
 func needing(f class, ms ...MetricDef) []MetricDef {
 	for i := range ms {
 		ms[i].needs = f
+	}
+	return ms
+}
+
+// computedBy marks metrics as derived from what the analysis computes
+// in part p only.
+func computedBy(p patterns.Parts, ms ...MetricDef) []MetricDef {
+	for i := range ms {
+		ms[i].part = p
 	}
 	return ms
 }
@@ -308,7 +323,7 @@ var metricTree = slices.Concat(
 		copied("bytes_cin", "bytes_coll"),
 	),
 	// The delay costs (root-cause analysis; no OpenMP delays).
-	needing(hasMPI,
+	needing(hasMPI, computedBy(patterns.PartRootCause,
 		summed("sec", "delay", "Delay costs", "", "Time by which ranks were behind their partners and so caused wait states", "delay_mpi"),
 		summed("sec", "delay_mpi", "MPI", "delay", "Delay costs of MPI wait states", "delay_p2p", "delay_collective"),
 		summed("sec", "delay_p2p", "Point-to-point", "delay_mpi", "Delay costs of MPI point-to-point wait states",
@@ -339,9 +354,9 @@ var metricTree = slices.Concat(
 			"delay_n2n", "delay_n2n_longterm"),
 		copied("delay_n2n", "delay_n2n_aggregate"),
 		copied("delay_n2n_longterm", "delay_n2n_aggregate"),
-	),
+	)...),
 	// Wait-state propagation (root-cause analysis).
-	needing(hasMPI,
+	needing(hasMPI, computedBy(patterns.PartRootCause,
 		summed("sec", "waitstates_propagating_vs_terminal", "MPI p2p wait states (propagating vs. terminal)", "",
 			"Point-to-point wait states split into the parts that caused further wait states and the rest",
 			"mpi_wait_propagating", "mpi_wait_terminal"),
@@ -369,8 +384,8 @@ var metricTree = slices.Concat(
 			"mpi_wait_indirect_latesender", "mpi_wait_indirect_latereceiver"),
 		copied("mpi_wait_indirect_latesender", "mpi_wait_indirect"),
 		copied("mpi_wait_indirect_latereceiver", "mpi_wait_indirect"),
-	),
-	needing(hasMPI,
+	)...),
+	needing(hasMPI, computedBy(patterns.PartCriticalPath,
 		copied("critical_path", ""),
 		formula("critical_path_imbalance", "Imbalance", "critical_path",
 			"Critical-path time of call paths that take longer on the critical path than on average over the locations",
@@ -385,7 +400,7 @@ var metricTree = slices.Concat(
 			"critical_imbalance_impact", "-inter_partition_imbalance"),
 		copied("inter_partition_imbalance", "critical_imbalance_impact"),
 		copied("non_critical_path_activities", "performance_impact"),
-	),
+	)...),
 	[]MetricDef{
 		remapped("imbalance", "Computational imbalance", "", "Computational load imbalance heuristic (see Online Description for details)"),
 		remapped("imbalance_above", "Overload", "imbalance", "Computational load imbalance heuristic (overload)"),

@@ -45,7 +45,11 @@ type Report struct {
 	// Instances are the wait-state instances for the statistics file,
 	// with global call paths.
 	Instances []patterns.Instance
-	added     map[uint64]bool // locations added
+	// Skipped are the parts of the analysis that did not run
+	// (analysis.Plan.Skip): their metrics, and the metrics derived from
+	// them, are not in the report.
+	Skipped patterns.Parts
+	added   map[uint64]bool // locations added
 }
 
 // New makes an empty report over the given definitions and call tree.

@@ -9,6 +9,20 @@ import (
 	"scout/patterns"
 )
 
+// Summary is what the terminal summary says of a report: the total time,
+// the largest wait states, their largest root causes and the critical
+// path. Each list holds at most the number of entries asked for.
+type Summary struct {
+	Total      float64     // seconds over all locations and call paths (time)
+	WaitStates []WaitState // largest first
+	// RootCauses are the call paths whose delay caused the most waiting
+	// (delay costs), largest first; none when the report has no delay
+	// costs.
+	RootCauses []RootCause
+	// Path is the critical path; nil when the report has none.
+	Path *CriticalPath
+}
+
 // WaitState is one wait-state metric's total in a summary.
 type WaitState struct {
 	Metric   string
@@ -20,17 +34,66 @@ type WaitState struct {
 	Ranks    []RankValue // most affected ranks, largest first
 }
 
+// RootCause is a call path whose delay made others wait: its delay costs
+// summed over the ranks and the kinds of wait states it caused.
+type RootCause struct {
+	Callpath  string
+	Total     float64 // ShortTerm + LongTerm
+	ShortTerm float64 // waiting caused directly (delay_latesender, …)
+	LongTerm  float64 // waiting caused through the wait states it caused first (…_longterm)
+	Share     float64 // Total as a fraction of the total time
+	Cause     string  // the kind of wait state it caused most, e.g. "Late Sender"
+	Ranks     []RankValue
+}
+
+// CriticalPath is the critical path in a summary.
+type CriticalPath struct {
+	// Length is the sum of critical_path over all call paths and ranks.
+	Length float64
+	// Imbalance is the imbalance impact (critical_imbalance_impact, all
+	// call paths and ranks); ImbalanceShare its fraction of the total
+	// time.
+	Imbalance, ImbalanceShare float64
+	// Callpaths are the call paths that dominate the path, largest first.
+	Callpaths []PathShare
+}
+
+// PathShare is a call path's part of the critical path.
+type PathShare struct {
+	Callpath string
+	Value    float64     // seconds of the path in this call path
+	Share    float64     // fraction of the path's length
+	Ranks    []RankValue // the ranks that executed it on the path, largest first
+}
+
 // RankValue is a metric total of one rank.
 type RankValue struct {
 	Rank  string
 	Value float64
 }
 
-// Summarize lists the wait states of a report, largest first, at most
-// top of them, with the total time they are measured against. It names
-// only the call paths it shows: naming all of a deep call tree costs the
-// square of its depth.
-func (r *Report) Summarize(top int) (total float64, states []WaitState) {
+// The metrics of the root causes and the critical path, by unique name.
+const (
+	criticalPathMetric    = "critical_path"
+	imbalanceImpactMetric = "critical_imbalance_impact"
+)
+
+// delayKinds are the delay costs by kind of wait state: the short- and
+// long-term metric and the kind's display name, as the derived tree's
+// delay_*_aggregate metrics have them.
+var delayKinds = func() (ks []struct{ short, long, display string }) {
+	for _, m := range metricTree {
+		if (m.Parent == "delay_p2p" || m.Parent == "delay_collective") && len(m.terms) == 2 {
+			ks = append(ks, struct{ short, long, display string }{m.terms[0], m.terms[1], m.Display})
+		}
+	}
+	return ks
+}()
+
+// Summarize summarizes the report, with at most top entries per list.
+// It names only the call paths it shows: naming all of a deep call tree
+// costs the square of its depth.
+func (r *Report) Summarize(top int) Summary {
 	var cells []Cell
 	for id, m := range r.Metrics {
 		if m.Unit != "sec" {
@@ -48,11 +111,13 @@ func (r *Report) Summarize(top int) (total float64, states []WaitState) {
 	return summarizeCells(cells, r.Metrics, top, func(n int32) string { return r.CallpathName(uint32(n)) })
 }
 
-// Summarize lists the wait states among cells (canonical cells of any
-// report), largest first, at most top of them, with the total time they
-// are measured against. The wait states are the metrics in seconds of
-// metrics other than time.
-func Summarize(cells []Cell, metrics []patterns.Metric, top int) (total float64, states []WaitState) {
+// Summarize summarizes cells (canonical cells of any report, by the
+// metrics' unique names), with at most top entries per list. The wait
+// states are the metrics in seconds among metrics other than time and
+// those of the optional parts (patterns.Metric.Part); the root causes
+// and the critical path come from the delay costs and the critical-path
+// metrics, when the cells have them.
+func Summarize(cells []Cell, metrics []patterns.Metric, top int) Summary {
 	return summarizeCells(cells, metrics, top, nil)
 }
 
@@ -63,112 +128,244 @@ type cpKey struct {
 	name string
 }
 
+// tally sums a quantity by call path and by rank.
+type tally struct {
+	total  float64
+	byCp   map[cpKey]float64
+	byRank map[string]float64
+}
+
+func (t *tally) add(cp cpKey, rank string, v float64) {
+	if t.byCp == nil {
+		t.byCp, t.byRank = map[cpKey]float64{}, map[string]float64{}
+	}
+	t.total += v
+	t.byCp[cp] += v
+	if rank != "" {
+		t.byRank[rank] += v
+	}
+}
+
+// ranks returns the positive rank totals of t, largest first.
+func (t *tally) ranks() []RankValue {
+	var rs []RankValue
+	for rank, v := range t.byRank {
+		if v > 0 {
+			rs = append(rs, RankValue{rank, v})
+		}
+	}
+	sort.Slice(rs, func(a, b int) bool {
+		if rs[a].Value != rs[b].Value {
+			return rs[a].Value > rs[b].Value
+		}
+		return rankLess(rs[a].Rank, rs[b].Rank)
+	})
+	return rs
+}
+
 // summarizeCells is Summarize for cells whose call paths are either names or
 // nodes of a tree (Cell.node) that name names.
-func summarizeCells(cells []Cell, metrics []patterns.Metric, top int, name func(int32) string) (total float64, states []WaitState) {
+func summarizeCells(cells []Cell, metrics []patterns.Metric, top int, name func(int32) string) Summary {
 	cpName := func(k cpKey) string {
 		if k.node > 0 {
 			return name(k.node - 1)
 		}
 		return k.name
 	}
+	// largest returns the call path of m with the largest value (ties:
+	// the first name).
+	largest := func(m map[cpKey]float64) (best cpKey, bv float64) {
+		found := false
+		for cp, v := range m {
+			// names only for ties at the maximum
+			if !found || v > bv || (v == bv && cpName(cp) < cpName(best)) {
+				best, bv, found = cp, v, true
+			}
+		}
+		return best, bv
+	}
+	var s Summary
 	idx := map[string]int{}
 	for _, m := range metrics {
-		if m.Unit == "sec" && m.Name != "time" {
-			idx[m.Name] = len(states)
-			states = append(states, WaitState{Metric: m.Name, Display: m.Display})
+		if m.Unit == "sec" && m.Name != "time" && m.Part == 0 {
+			idx[m.Name] = len(s.WaitStates)
+			s.WaitStates = append(s.WaitStates, WaitState{Metric: m.Name, Display: m.Display})
 		}
 	}
-	byCp := make([]map[cpKey]float64, len(states))
-	byRank := make([]map[string]float64, len(states))
+	kind := map[string]int{} // delay metric → kind, long-term ones negative (−kind − 1)
+	for k, d := range delayKinds {
+		kind[d.short], kind[d.long] = k, -k-1
+	}
+	waits := make([]tally, len(s.WaitStates))
+	var short, long tally
+	byKind := make([]tally, len(delayKinds)) // delay by kind, for the cause of each call path
+	var path, imbalance tally
+	pathRanks := map[cpKey]*tally{}
 	for _, c := range cells {
+		cp := cpKey{c.node, c.Callpath}
 		if c.Metric == "time" {
-			total += c.Value
+			s.Total += c.Value
 			continue
 		}
-		i, ok := idx[c.Metric]
-		if !ok {
+		if i, ok := idx[c.Metric]; ok {
+			waits[i].add(cp, c.Rank, c.Value)
 			continue
 		}
-		if byCp[i] == nil {
-			byCp[i], byRank[i] = map[cpKey]float64{}, map[string]float64{}
+		if k, ok := kind[c.Metric]; ok {
+			if k >= 0 {
+				short.add(cp, c.Rank, c.Value)
+			} else {
+				k = -k - 1
+				long.add(cp, c.Rank, c.Value)
+			}
+			byKind[k].add(cp, "", c.Value)
+			continue
 		}
-		states[i].Total += c.Value
-		byCp[i][cpKey{c.node, c.Callpath}] += c.Value
-		byRank[i][c.Rank] += c.Value
+		switch c.Metric {
+		case criticalPathMetric:
+			path.add(cp, c.Rank, c.Value)
+			if pathRanks[cp] == nil {
+				pathRanks[cp] = &tally{}
+			}
+			pathRanks[cp].add(cp, c.Rank, c.Value)
+		case imbalanceImpactMetric:
+			imbalance.add(cp, c.Rank, c.Value)
+		}
 	}
-	out := states[:0]
-	for i, ws := range states {
-		if ws.Total <= 0 {
+	share := func(v float64) float64 {
+		if s.Total > 0 {
+			return v / s.Total
+		}
+		return 0
+	}
+
+	// wait states
+	out := s.WaitStates[:0]
+	for i, ws := range s.WaitStates {
+		if waits[i].total <= 0 {
 			continue
 		}
+		ws.Total = waits[i].total
 		var best cpKey
-		found := false
-		for cp, v := range byCp[i] {
-			// names only for ties at the maximum
-			if !found || v > ws.CpValue || (v == ws.CpValue && cpName(cp) < cpName(best)) {
-				best, ws.CpValue, found = cp, v, true
-			}
-		}
+		best, ws.CpValue = largest(waits[i].byCp)
 		ws.Callpath = cpName(best)
-		for rank, v := range byRank[i] {
-			if v > 0 {
-				ws.Ranks = append(ws.Ranks, RankValue{rank, v})
-			}
-		}
-		sort.Slice(ws.Ranks, func(a, b int) bool {
-			if ws.Ranks[a].Value != ws.Ranks[b].Value {
-				return ws.Ranks[a].Value > ws.Ranks[b].Value
-			}
-			return rankLess(ws.Ranks[a].Rank, ws.Ranks[b].Rank)
-		})
-		if total > 0 {
-			ws.Share = ws.Total / total
-		}
+		ws.Ranks = waits[i].ranks()
+		ws.Share = share(ws.Total)
 		out = append(out, ws)
 	}
-	states = out
-	sort.SliceStable(states, func(i, j int) bool { return states[i].Total > states[j].Total })
-	if len(states) > top {
-		states = states[:top]
+	s.WaitStates = out
+	sort.SliceStable(s.WaitStates, func(i, j int) bool { return s.WaitStates[i].Total > s.WaitStates[j].Total })
+	s.WaitStates = s.WaitStates[:min(len(s.WaitStates), top)]
+
+	// root causes: the call paths by delay costs, short- and long-term
+	delays := map[cpKey]float64{}
+	for cp, v := range short.byCp {
+		delays[cp] += v
 	}
-	return total, states
+	for cp, v := range long.byCp {
+		delays[cp] += v
+	}
+	for len(s.RootCauses) < top && len(delays) > 0 {
+		cp, v := largest(delays)
+		delete(delays, cp)
+		if !(v > 0) {
+			break
+		}
+		rc := RootCause{Callpath: cpName(cp), Total: v, ShortTerm: short.byCp[cp], LongTerm: long.byCp[cp], Share: share(v)}
+		var most float64
+		for k := range byKind {
+			if x := byKind[k].byCp[cp]; x > most {
+				rc.Cause, most = delayKinds[k].display, x
+			}
+		}
+		// the ranks: this call path's delay costs by rank
+		var t tally
+		for _, c := range cells {
+			if _, ok := kind[c.Metric]; ok && (cpKey{c.node, c.Callpath}) == cp {
+				t.add(cp, c.Rank, c.Value)
+			}
+		}
+		rc.Ranks = t.ranks()
+		s.RootCauses = append(s.RootCauses, rc)
+	}
+
+	// the critical path: its length and the call paths that dominate it
+	if path.byCp != nil {
+		p := &CriticalPath{Length: path.total, Imbalance: imbalance.total, ImbalanceShare: share(imbalance.total)}
+		rest := map[cpKey]float64{}
+		for cp, v := range path.byCp {
+			rest[cp] = v
+		}
+		for len(p.Callpaths) < top && len(rest) > 0 {
+			cp, v := largest(rest)
+			delete(rest, cp)
+			if !(v > 0) {
+				break
+			}
+			ps := PathShare{Callpath: cpName(cp), Value: v, Ranks: pathRanks[cp].ranks()}
+			if p.Length > 0 {
+				ps.Share = v / p.Length
+			}
+			p.Callpaths = append(p.Callpaths, ps)
+		}
+		s.Path = p
+	}
+	return s
 }
 
-// WriteSummary prints a short text summary of the report's wait states
-// for people without a report browser.
+// WriteSummary prints a short text summary of the report's wait states,
+// root causes and critical path for people without a report browser.
 func (r *Report) WriteSummary(w io.Writer, top int) error {
-	total, states := r.Summarize(top)
-	return writeSummary(w, total, states, len(r.Results), top)
+	return writeSummary(w, r.Summarize(top), len(r.Results), top)
 }
 
-// WriteSummary prints a short text summary of the wait states among
-// cells, a report of nloc locations.
+// WriteSummary prints a short text summary of the wait states, root
+// causes and critical path among cells, a report of nloc locations.
 func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, top int) error {
-	total, states := Summarize(cells, metrics, top)
-	return writeSummary(w, total, states, nloc, top)
+	return writeSummary(w, Summarize(cells, metrics, top), nloc, top)
 }
 
-func writeSummary(w io.Writer, total float64, states []WaitState, nloc, top int) error {
+func writeSummary(w io.Writer, s Summary, nloc, top int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", total, nloc)
-	switch {
-	case top == 0: // only the total asked for
-	case len(states) == 0:
-		b.WriteString("No wait states found.\n")
-	default:
-		b.WriteString("Top wait states (share of total time):\n")
+	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", s.Total, nloc)
+	if top == 0 { // only the total asked for
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
-	for _, s := range states {
-		fmt.Fprintf(&b, "  %5.1f%%  %-28s %.6g s, most in %s (%.6g s)\n", 100*s.Share, s.Display, s.Total, s.Callpath, s.CpValue)
-		var rs []string
-		for i, rv := range s.Ranks {
+	ranks := func(rs []RankValue, total float64) {
+		var out []string
+		for i, rv := range rs {
 			if i == 3 {
 				break
 			}
-			rs = append(rs, fmt.Sprintf("rank %s %s", rv.Rank, percent(100*rv.Value/s.Total)))
+			out = append(out, fmt.Sprintf("rank %s %s", rv.Rank, percent(100*rv.Value/total)))
 		}
-		fmt.Fprintf(&b, "          ranks: %s\n", strings.Join(rs, ", "))
+		fmt.Fprintf(&b, "          ranks: %s\n", strings.Join(out, ", "))
+	}
+	if len(s.WaitStates) == 0 {
+		b.WriteString("No wait states found.\n")
+	} else {
+		b.WriteString("Top wait states (share of total time):\n")
+	}
+	for _, ws := range s.WaitStates {
+		fmt.Fprintf(&b, "  %5.1f%%  %-28s %.6g s, most in %s (%.6g s)\n", 100*ws.Share, ws.Display, ws.Total, ws.Callpath, ws.CpValue)
+		ranks(ws.Ranks, ws.Total)
+	}
+	if len(s.RootCauses) > 0 {
+		b.WriteString("Top root causes (delay that made others wait, share of total time):\n")
+	}
+	for _, rc := range s.RootCauses {
+		fmt.Fprintf(&b, "  %5.1f%%  %s  %.6g s (short-term %.6g s, long-term %.6g s), causing mostly %s\n",
+			100*rc.Share, rc.Callpath, rc.Total, rc.ShortTerm, rc.LongTerm, rc.Cause)
+		ranks(rc.Ranks, rc.Total)
+	}
+	if p := s.Path; p != nil {
+		fmt.Fprintf(&b, "Critical path %.6g s, imbalance impact %.6g s (%.1f%% of total time); on the path (share of its length):\n",
+			p.Length, p.Imbalance, 100*p.ImbalanceShare)
+		for _, ps := range p.Callpaths {
+			fmt.Fprintf(&b, "  %5.1f%%  %s  %.6g s\n", 100*ps.Share, ps.Callpath, ps.Value)
+			ranks(ps.Ranks, ps.Value)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -49,16 +49,25 @@ type criticalPath struct {
 	lcp   []float64 // share by local call path
 	seg   cpvec     // scratch
 	wm    cpvec
+	one   [1]float64 // the hand-over flag of a collective
 }
 
 // OnCriticalPath: the critical path continues at the partner of this
 // message (bwc, either direction).
 var OnCriticalPath = replay.NewField("on critical path", replay.BoolCodec)
 
-func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
+// registerBwc subscribes the walk of the bwc pass that the critical path
+// and the delay costs share: at each synchpoint the critical path's step
+// (when rc.withPath), then the delayer's side of a delay (when
+// rc.withDelay, delay.go), in Scalasca's order; the messages and inverse
+// messages carry what either part needs.
+func (rc *rootCause) registerBwc(bus *replay.Bus) {
 	p := &rc.path
 	sp := &rc.sp
 	bus.On(BwcLeave, func(c *replay.Ctx) error {
+		if !rc.withPath {
+			return nil
+		}
 		switch {
 		case c.Index == rc.finLeave:
 			if rc.finLatest {
@@ -71,12 +80,14 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 	})
 	bus.On(BwcPostSend, func(c *replay.Ctx) error {
 		if sp.has(c.Index) {
-			if on, _ := replay.Get(c, OnCriticalPath); on {
+			if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
 				p.onCP, p.endEv = true, c.Index
 			}
-			m := c.Trace.Message(c.Index)
-			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
-				return err
+			if rc.withDelay {
+				m := c.Trace.Message(c.Index)
+				if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
+					return err
+				}
 			}
 		}
 		if c.Event().Kind == localtrace.KindSend && sp.isWait(c.Index) {
@@ -91,6 +102,9 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
+		if !rc.withPath {
+			return nil
+		}
 		on := false
 		if p.onCP && sp.isWait(c.Index) {
 			if err := rc.updatePath(c, c.Index); err != nil {
@@ -118,42 +132,89 @@ func (rc *rootCause) registerCriticalPath(bus *replay.Bus) {
 		if !ok {
 			return nil
 		}
-		handOver := false
-		if p.onCP && sp.isWait(c.Index) {
-			if err := rc.updatePath(c, c.Index); err != nil {
-				return err
+		// The delay's reduction to the delayer carries the path's
+		// hand-over when both run; the path alone reduces a flag.
+		handOver, err := rc.leavePath(c)
+		if err != nil {
+			return err
+		}
+		if rc.withDelay {
+			taken, err := rc.collDelay(c, rec, handOver)
+			if taken && rc.withPath {
+				rc.path.onCP, rc.path.endEv = true, c.Index
 			}
-			handOver, p.onCP = true, false
+			return err
 		}
-		taken, err := rc.collDelay(c, rec, handOver)
-		if taken {
-			p.onCP, p.endEv = true, c.Index
+		if rc.withPath {
+			return rc.collPath(c, rec, handOver)
 		}
-		return err
+		return nil
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		if c.Pass == Bwc {
+		if c.Pass == Bwc && rc.withPath {
 			return rc.finishPath(c)
 		}
 		return nil
 	})
 }
 
-// sendCompletion handles a Late Receiver's send completion cmp (of the
-// message of event req): the path moves to the receiver if it is here.
-func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
+// collPath is the critical path's step at the end of collective rec
+// where it synchronised: the path moves to the delayer if it is here.
+// leavePath hands the critical path over at the collective end c.Index
+// if it is here and the collective is a wait state.
+func (rc *rootCause) leavePath(c *replay.Ctx) (bool, error) {
 	p := &rc.path
-	on := false
-	if p.onCP {
-		if err := rc.updatePath(c, cmp); err != nil {
+	if !rc.withPath || !p.onCP || !rc.sp.isWait(c.Index) {
+		return false, nil
+	}
+	if err := rc.updatePath(c, c.Index); err != nil {
+		return false, err
+	}
+	p.onCP = false
+	return true, nil
+}
+
+// collPath passes the critical path on to the delayer of the collective
+// when some member handed it over (the path without the delay costs).
+func (rc *rootCause) collPath(c *replay.Ctx, rec collRecord, handOver bool) error {
+	p := &rc.path
+	p.one[0] = 0
+	if handOver {
+		p.one[0] = 1
+	}
+	out, err := c.AllreduceMax(p.one[:])
+	if err != nil {
+		return err
+	}
+	me, _, err := c.CollMember()
+	if err != nil {
+		return err
+	}
+	if out[0] > 0 && me == rec.delayer {
+		p.onCP, p.endEv = true, c.Index
+	}
+	return nil
+}
+
+// sendCompletion handles a Late Receiver's send completion cmp (of the
+// message of event req): the path moves to the receiver if it is here,
+// and the wait goes to the receiver for its delay.
+func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
+	if p := &rc.path; rc.withPath {
+		on := false
+		if p.onCP {
+			if err := rc.updatePath(c, cmp); err != nil {
+				return err
+			}
+			on, p.onCP = true, false
+		}
+		replay.Put(c, OnCriticalPath, on)
+	}
+	if rc.withDelay {
+		m := c.Trace.Message(req)
+		if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
 			return err
 		}
-		on, p.onCP = true, false
-	}
-	replay.Put(c, OnCriticalPath, on)
-	m := c.Trace.Message(req)
-	if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
-		return err
 	}
 	return c.SendInverseOf(req)
 }
@@ -164,8 +225,11 @@ func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
 	if err := c.RecvInverseOf(msg); err != nil {
 		return err
 	}
-	if on, _ := replay.Get(c, OnCriticalPath); on {
+	if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
 		rc.path.onCP, rc.path.endEv = true, q
+	}
+	if !rc.withDelay {
+		return nil
 	}
 	m := c.Trace.Message(msg)
 	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), costLR)

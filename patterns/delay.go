@@ -45,6 +45,9 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 	// and at Late Receiver send completions (before the inverse message
 	// leaves: sendCompletion calls shipWait).
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
+		if !rc.withDelay {
+			return nil
+		}
 		w := sp.waitOf(c.Index)
 		replay.Put(c, WaitTime, w)
 		replay.Put(c, WaitCosts, rc.costs.of(c.Index))

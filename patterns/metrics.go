@@ -10,6 +10,9 @@ type Metric struct {
 	Integer bool   // values are counts
 	Parent  string // parent metric's unique name, "" for a root
 	Descr   string
+	// Part is the optional part of the analysis that computes the metric
+	// (0: always computed), that of its pattern.
+	Part Parts
 }
 
 func sec(name, display, parent, descr string) Metric {

@@ -10,23 +10,56 @@ type Pattern struct {
 	Name     string
 	Metrics  []replay.Metric
 	Register func(bus *replay.Bus)
+	// Part is the optional part of the analysis the pattern belongs to
+	// (0: the wait states and statistics, always computed).
+	Part Parts
 }
+
+// Parts is a set of the optional parts of the analysis, which a plan may
+// leave out (analysis.Plan.Skip, the command's --no-rootcause and
+// --no-critical-path): a part left out subscribes nothing, so that the
+// passes only it needs do not run, and its metrics (Metric.Part) are not
+// in the report. The wait states and statistics are always computed, in
+// the forward and backward passes.
+type Parts uint8
+
+// The optional parts.
+const (
+	// PartRootCause is the root-cause analysis: the short- and long-term
+	// delay costs and the wait-state propagation (indirect and
+	// propagating wait states).
+	PartRootCause Parts = 1 << iota
+	// PartCriticalPath is the critical path and its performance impact.
+	PartCriticalPath
+	// AllParts is every optional part.
+	AllParts = PartRootCause | PartCriticalPath
+)
 
 // Patterns is the pattern table, in evaluation order: general patterns
 // before the ones that refine them (their events must have subscribers
 // before they are published). Time and visits come from the profile.
 var Patterns = []Pattern{
-	{"message statistics", []replay.Metric{SyncsSend, CommsSend, BytesSent, SyncsRecv, CommsRecv, BytesRcvd}, registerP2PStats},
-	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender},
-	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder},
-	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats},
+	{"message statistics", []replay.Metric{SyncsSend, CommsSend, BytesSent, SyncsRecv, CommsRecv, BytesRcvd}, registerP2PStats, 0},
+	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender, 0},
+	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder, 0},
+	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats, 0},
 	{"collective wait states", []replay.Metric{BarrierWait, BarrierCompletion, WaitNxN, NxNCompletion,
-		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives},
-	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver},
-	{"root cause and critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
-		InterPartitionImbalance, NonCriticalPathActivities, DelayLateSender, DelayLateReceiver,
+		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives, 0},
+	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver, 0},
+	{"critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
+		InterPartitionImbalance, NonCriticalPathActivities}, registerCriticalPath, PartCriticalPath},
+	{"delay costs and wait-state propagation", []replay.Metric{DelayLateSender, DelayLateReceiver,
 		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne, DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
-		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR}, registerRootCause},
+		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR}, registerRootCauses, PartRootCause},
+}
+
+// A metric's Part is that of the pattern that computes it.
+func init() {
+	for _, p := range Patterns {
+		for _, m := range p.Metrics {
+			catalog[m].Part = p.Part
+		}
+	}
 }
 
 // Register subscribes every pattern of the table to bus, for the replay
@@ -35,4 +68,16 @@ func Register(bus *replay.Bus) {
 	for _, p := range Patterns {
 		p.Register(bus)
 	}
+}
+
+// Without returns the patterns of table that belong to none of the parts
+// in skip.
+func Without(table []Pattern, skip Parts) []Pattern {
+	var out []Pattern
+	for _, p := range table {
+		if p.Part&skip == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -72,15 +72,22 @@ var (
 )
 
 // rootCause is one location's state of the root-cause analysis, shared
-// by its parts (synchpoints, time maps, critical path).
+// by its parts (synchpoints, time maps, critical path, delays). The
+// critical path and the delay costs are two entries of the pattern table
+// (registerCriticalPath, registerRootCauses), either of which may be
+// left out; they share the synchpoints, the time maps and the bwc walk,
+// which the first of them to register subscribes (rootCauseOf).
 type rootCause struct {
-	sp    synchpoints
-	tm    timemaps
-	path  criticalPath
-	dl    delay
-	cd    collectiveDelay
-	costs costs
-	prop  propagation
+	// the parts that registered: the critical path, the delay costs
+	// (with the fwc pass of the propagation)
+	withPath, withDelay bool
+	sp                  synchpoints
+	tm                  timemaps
+	path                criticalPath
+	dl                  delay
+	cd                  collectiveDelay
+	costs               costs
+	prop                propagation
 	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
@@ -117,14 +124,32 @@ type collRecord struct {
 	typ     int           // its cost type
 }
 
-func registerRootCause(bus *replay.Bus) {
-	rc := &rootCause{initLeave: -1, finLeave: -1}
-	rc.sp.init()
-	rc.costs.init()
-	rc.prop.init()
-	rc.registerSynchpoints(bus)
-	rc.registerCriticalPath(bus)
-	rc.registerDelay(bus)
+// rootCauseOf returns the root-cause state of the location that bus
+// replays, made and subscribed (synchpoints, time maps, the bwc walk) at
+// the first call.
+func rootCauseOf(bus *replay.Bus) *rootCause {
+	return replay.Shared(bus, func() *rootCause {
+		rc := &rootCause{initLeave: -1, finLeave: -1}
+		rc.sp.init()
+		rc.costs.init()
+		rc.prop.init()
+		rc.registerSynchpoints(bus)
+		rc.registerBwc(bus)
+		rc.registerDelay(bus)
+		return rc
+	})
+}
+
+// registerCriticalPath is the pattern of the critical path
+// (criticalpath.go).
+func registerCriticalPath(bus *replay.Bus) { rootCauseOf(bus).withPath = true }
+
+// registerRootCauses is the pattern of the delay costs (delay.go,
+// collectivedelay.go, longterm.go) and the wait-state propagation
+// (waitstates.go).
+func registerRootCauses(bus *replay.Bus) {
+	rc := rootCauseOf(bus)
+	rc.withDelay = true
 	rc.registerPropagation(bus)
 }
 

@@ -1,9 +1,13 @@
 package patterns_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"scout/patterns"
+	"scout/replay"
 )
 
 // TestCriticalPathLateSender: rank 1 waits 3 ms in MPI_Recv for rank 0,
@@ -44,5 +48,73 @@ func TestCriticalPathLateSender(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, approx); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestPartsPasses checks which passes run for each selection of the
+// optional parts: the wait states alone need the forward and backward
+// passes only; the critical path adds fws and bwc, the delay costs with
+// the propagation also fwc. And a part left out computes nothing.
+func TestPartsPasses(t *testing.T) {
+	all := []replay.Pass{replay.Forward, replay.Backward, patterns.Fws, patterns.Bwc, patterns.Fwc}
+	tests := []struct {
+		skip patterns.Parts
+		want []replay.Pass
+	}{
+		{0, all},
+		{patterns.PartCriticalPath, all},
+		{patterns.PartRootCause, all[:4]},
+		{patterns.AllParts, all[:2]},
+	}
+	for _, tc := range tests {
+		bus := &replay.Bus{}
+		for _, p := range patterns.Without(patterns.Patterns, tc.skip) {
+			p.Register(bus)
+		}
+		var got []replay.Pass
+		for _, p := range all {
+			if bus.Runs(p) {
+				got = append(got, p)
+			}
+		}
+		if !cmp.Equal(got, tc.want) {
+			t.Errorf("skip %b: passes %v, want %v", tc.skip, got, tc.want)
+		}
+	}
+	for _, p := range patterns.Patterns {
+		for _, m := range p.Metrics {
+			if patterns.Catalog[m].Part != p.Part {
+				t.Errorf("metric %s: part %b, its pattern %q's %b", patterns.Catalog[m].Name, patterns.Catalog[m].Part, p.Name, p.Part)
+			}
+		}
+	}
+}
+
+// TestCriticalPathAlone: the critical path without the delay costs, and
+// the delays without the critical path, are those of the full analysis.
+func TestCriticalPathAlone(t *testing.T) {
+	progs := [][]step{
+		program(20, call("MPI_Init", 0, 1), call("work", 1, 5), call("MPI_Send", 5, 6, send(5.5, 1, 7, 8)),
+			call("MPI_Finalize", 10, 11)),
+		program(20, call("MPI_Init", 0, 1), call("MPI_Recv", 2, 7, recv(6.5, 0, 7, 8)), call("MPI_Finalize", 8, 11)),
+	}
+	full := analyze(t, progs...)
+	for _, skip := range []patterns.Parts{patterns.PartRootCause, patterns.PartCriticalPath, patterns.AllParts} {
+		table := patterns.Without(patterns.Patterns, skip)
+		got := analyzeWith(t, func(bus *replay.Bus) {
+			for _, p := range table {
+				p.Register(bus)
+			}
+		}, progs...)
+		want := map[string]float64{}
+		for k, v := range full {
+			m, _, _ := strings.Cut(k, " ")
+			if mm, _ := patterns.Lookup(m); mm.Part&skip == 0 {
+				want[k] = v
+			}
+		}
+		if diff := cmp.Diff(want, got, approx); diff != "" {
+			t.Errorf("skip %b (-want +got):\n%s", skip, diff)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -67,6 +68,7 @@ func (e *Event[T]) String() string { return e.name }
 type Bus struct {
 	subs   [][]Handler               // by topic
 	events [][]func(*Ctx, any) error // by Event id
+	shared map[reflect.Type]any      // Shared state, by type
 }
 
 // On subscribes h to topic t; the replay then runs t's pass.
@@ -106,6 +108,25 @@ func (b *Bus) Runs(p Pass) bool {
 		}
 	}
 	return false
+}
+
+// Shared returns the state of type T that the patterns registering on b
+// share (machinery that several patterns build on, such as the
+// synchronization points of the root-cause analysis), made by mk at the
+// first call: the first pattern that needs it makes it and subscribes
+// it, the others find it. Like all pattern state it belongs to the
+// replay of one location.
+func Shared[T any](b *Bus, mk func() *T) *T {
+	key := reflect.TypeFor[T]()
+	if v, ok := b.shared[key]; ok {
+		return v.(*T)
+	}
+	if b.shared == nil {
+		b.shared = map[reflect.Type]any{}
+	}
+	v := mk()
+	b.shared[key] = v
+	return v
 }
 
 // Subscribe subscribes h to event e.

@@ -16,6 +16,7 @@ import (
 
 	"scout/combine"
 	"scout/localtrace/otf2"
+	"scout/patterns"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
@@ -36,6 +37,15 @@ func exitCode(err error) int {
 const analysisLong = `Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
 directory holding it) of an MPI program for wait states, and writes the
 report scout.cubex and the statistics trace.stat.
+
+Besides the wait states, the analysis finds by default their root causes
+(delay costs: which call paths on which ranks made others wait, directly
+or through the wait states they caused; which wait states propagated)
+and the critical path (the activities that determine the run time, and
+the imbalance impact). Each needs further replays of the trace:
+--no-rootcause and --no-critical-path leave one out, --single-pass both
+(the wait states alone, in two replays, as fast as possible). The report
+then has no metrics of the parts left out.
 `
 
 // options are the analysis command's settings.
@@ -45,6 +55,8 @@ type options struct {
 	csv    string
 	quiet  bool
 	jobs   int
+	// skip are the parts of the analysis left out
+	skip patterns.Parts
 }
 
 // analysisCmd declares the flags of the analysis on fs and returns what
@@ -55,6 +67,11 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
+	noRC := fs.Bool("no-rootcause", false, "no root-cause analysis: no delay costs, no indirect or propagating wait states")
+	noCP := fs.Bool("no-critical-path", false, "no critical-path analysis: no critical path, no performance impact")
+	single := fs.Bool("single-pass", false, "wait states only (--no-rootcause --no-critical-path): no further replays")
+	rc := fs.Bool("rootcause", true, "root-cause analysis, as the reference names it")
+	cp := fs.Bool("critical-path", true, "critical-path analysis, as the reference names it")
 	return func(e *cmdEnv, args []string) error {
 		if len(args) != 1 {
 			e.usage()
@@ -62,6 +79,21 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		}
 		if o.jobs < 0 {
 			return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", o.jobs)}
+		}
+		for _, f := range []struct {
+			on, off string
+			part    patterns.Parts
+			skip    bool
+		}{{"rootcause", "no-rootcause", patterns.PartRootCause, *noRC || !*rc}, {"critical-path", "no-critical-path", patterns.PartCriticalPath, *noCP || !*cp}} {
+			if fs.Changed(f.on) && f.skip {
+				return usageError{fmt.Sprintf("--%s contradicts --%s", f.on, f.off)}
+			}
+			if fs.Changed(f.on) && *single {
+				return usageError{fmt.Sprintf("--%s contradicts --single-pass", f.on)}
+			}
+			if f.skip || *single {
+				o.skip |= f.part
+			}
 		}
 		o.trace = args[0]
 		return analyze(o, e.stdout, e.stderr)
@@ -77,7 +109,7 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plan := analysis.Plan{Trace: o.trace, Jobs: o.jobs, Log: prog}
+	plan := analysis.Plan{Trace: o.trace, Jobs: o.jobs, Log: prog, Skip: o.skip}
 	var rep *combine.Report
 	if underMPILauncher() {
 		// Under mpirun every rank would race to unify; there the

@@ -12,15 +12,18 @@ import (
 
 const reportLong = `Prints a summary of a CUBE4 report (written by scout or by Scalasca):
 total time and the top wait states with their call paths and the most
-affected ranks. With --csv it writes every value of the report in the
-canonical form metric,callpath,rank,value.
+affected ranks; when the report has them, the top root causes (the call
+paths whose delay made others wait, short- and long-term, and on which
+ranks) and the critical path (its length, the call paths that dominate
+it, the imbalance impact). With --csv it writes every value of the
+report in the canonical form metric,callpath,rank,value.
 `
 
 // reportCmd declares the flags of "scout report" on fs and returns what the
 // command runs.
 func reportCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	csvOut := fs.String("csv", "", "write every non-zero value as CSV to `FILE` (- for stdout)")
-	top := fs.IntP("top", "n", 5, "show the `N` largest wait states (0: only the total time)")
+	top := fs.IntP("top", "n", 5, "show the `N` largest wait states, root causes and critical-path call paths (0: only the total time)")
 	return func(e *cmdEnv, args []string) error {
 		stdout := e.stdout
 		if len(args) != 1 {
@@ -28,7 +31,7 @@ func reportCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			return usageError{fmt.Sprintf("expected one report argument, got %d", len(args))}
 		}
 		if *top < 0 {
-			return usageError{fmt.Sprintf("-n/--top %d: the number of wait states to show must be 0 or more", *top)}
+			return usageError{fmt.Sprintf("-n/--top %d: the number of entries to show must be 0 or more", *top)}
 		}
 		outs := &outputSet{}
 		outs.input(args[0])
@@ -50,8 +53,9 @@ func reportCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 				return nil
 			}
 		}
-		// The summary ranks the wait-state metrics scout knows, by their
-		// unique names, whatever their display names in the file.
+		// The summary ranks the wait states, delay costs and critical path
+		// by the metrics' unique names, whatever their display names in
+		// the file.
 		var cc []combine.Cell
 		for _, c := range cells {
 			cc = append(cc, combine.Cell{Metric: c.Metric, Callpath: c.Callpath, Rank: c.Rank, Value: c.Value, Integer: c.Integer})
