@@ -94,12 +94,12 @@ func TestRootCauseByHand(t *testing.T) {
 		//     terminal).
 		{"chain", []string{"--ranks", "3", "--iterations", "1", "--phase", "delay_chain:work=1ms,delay=10ms"},
 			map[string]float64{
-				"mpi_latesender delay_chain/MPI_Recv 1":                D,
-				"mpi_latesender delay_chain/MPI_Recv 2":                D + 4*g,
-				"delay_latesender delay_chain/compute 0":               D,
-				"delay_latesender delay_chain 1":                       g,
-				"delay_latesender delay_chain/MPI_Recv 1":              3 * g,
-				"delay_latesender_longterm delay_chain/compute 0":      D,
+				"mpi_latesender delay_chain/MPI_Recv 1":               D,
+				"mpi_latesender delay_chain/MPI_Recv 2":               D + 4*g,
+				"delay_latesender delay_chain/compute 0":              D,
+				"delay_latesender delay_chain 1":                      g,
+				"delay_latesender delay_chain/MPI_Recv 1":             3 * g,
+				"delay_latesender_longterm delay_chain/compute 0":     D,
 				"mpi_wait_indirect_latesender delay_chain/MPI_Recv 2": D,
 				"mpi_wait_propagating_ls delay_chain/MPI_Recv 1":      D,
 			}},
@@ -125,15 +125,15 @@ func TestRootCauseByHand(t *testing.T) {
 		//   indirect@2 = propagating@1 = 2D.
 		{"chain, 2 iterations", []string{"--ranks", "3", "--iterations", "2", "--phase", "delay_chain:work=1ms,delay=10ms"},
 			map[string]float64{
-				"mpi_latesender delay_chain/MPI_Recv 1":                2 * D,
-				"mpi_latesender delay_chain/MPI_Recv 2":                2 * (D + 4*g),
-				"delay_latesender delay_chain/compute 0":               D + D*D/(D+4*g), // 0.019996001599360255
-				"delay_latesender tracegen/main 0":                     4 * g * D / (D + 4*g),
-				"delay_latesender delay_chain 1":                       2 * g,
-				"delay_latesender tracegen/main 1":                     g,
-				"delay_latesender delay_chain/MPI_Recv 1":              5 * g,
-				"delay_latesender_longterm delay_chain/compute 0":      D + D*D/(D+4*g),
-				"delay_latesender_longterm tracegen/main 0":            4 * g * D / (D + 4*g),
+				"mpi_latesender delay_chain/MPI_Recv 1":               2 * D,
+				"mpi_latesender delay_chain/MPI_Recv 2":               2 * (D + 4*g),
+				"delay_latesender delay_chain/compute 0":              D + D*D/(D+4*g), // 0.019996001599360255
+				"delay_latesender tracegen/main 0":                    4 * g * D / (D + 4*g),
+				"delay_latesender delay_chain 1":                      2 * g,
+				"delay_latesender tracegen/main 1":                    g,
+				"delay_latesender delay_chain/MPI_Recv 1":             5 * g,
+				"delay_latesender_longterm delay_chain/compute 0":     D + D*D/(D+4*g),
+				"delay_latesender_longterm tracegen/main 0":           4 * g * D / (D + 4*g),
 				"mpi_wait_indirect_latesender delay_chain/MPI_Recv 2": 2 * D,
 				"mpi_wait_propagating_ls delay_chain/MPI_Recv 1":      2 * D,
 			}},
