@@ -69,6 +69,7 @@ const (
 	tagHalo       = 21
 	tagTask       = 22
 	tagResult     = 23
+	tagChain      = 24
 	msgBytes      = 4    // one MPI_INT
 	collBytes     = 8    // one MPI_DOUBLE per rank
 	haloBytes     = 1024 // 128 MPI_DOUBLEs
@@ -189,7 +190,7 @@ func checkPhase(p Phase, n int) error {
 		return errors.New("negative duration")
 	}
 	switch p.Kind {
-	case LateSender, Ring, LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker:
+	case LateSender, Ring, LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker, DelayChain:
 		if n < 2 {
 			return fmt.Errorf("%v needs at least 2 locations", p.Kind)
 		}
@@ -258,8 +259,31 @@ func (g *gen) prepare(p *phaseInfo) error {
 		for w := 1; w < g.n; w++ {
 			p.aux[w] = g.taskSend(p, w) + 4*gp + p.c[w]
 		}
+	case DelayChain:
+		p.aux = make([]uint64, g.n)
+		for r := 1; r < g.n; r++ {
+			p.aux[r] = max(3*gp+p.c[r], g.chainSend(p, r-1)+2*gp)
+		}
 	}
 	return nil
+}
+
+// chainSend is the Enter of rank r's MPI_Send in a DelayChain iteration
+// (r < n-1).
+func (g *gen) chainSend(p *phaseInfo, r int) uint64 {
+	if r == 0 {
+		return 2*g.gap + p.c[0]
+	}
+	return p.aux[r] + 2*g.gap
+}
+
+// chainLeave is the Leave of rank r's phase region in a DelayChain
+// iteration.
+func (g *gen) chainLeave(p *phaseInfo, r int) uint64 {
+	if r == g.n-1 {
+		return p.aux[r] + 2*g.gap
+	}
+	return g.chainSend(p, r) + 3*g.gap
 }
 
 // haloWaitall is the Enter of MPI_Waitall on rank r with k neighbours.
@@ -364,6 +388,11 @@ func splitmix(x uint64) uint64 {
 //	Gather      others (they need not wait); Leave E_r+g, Leave(phase) E_r+2g
 //	Scan        Enter+CollBegin A_r=2g+c_r, CollEnd E_r=max(A_0..A_r)+g, Leave E_r+g, Leave(phase) E_r+2g
 //	RowAllreduce  Allreduce on the row communicator: CollEnd max(A_k, k in r's row)+g
+//	DelayBarrier, DelayNxN  as Barrier and Allreduce
+//	DelayChain  rank 0: Enter(Send) X_0=2g+c_0, MpiSend X_0+g, Leave X_0+2g, Leave(phase) X_0+3g
+//	            rank r>0: Enter(Recv) R_r=2g+c_r, MpiRecv M_r=max(R_r+g, X_{r-1}+2g), Leave M_r+g;
+//	            then, if r<n-1: Enter(Send) X_r=M_r+2g, MpiSend X_r+g, Leave X_r+2g,
+//	            Leave(phase) X_r+3g; on the last rank Leave(phase) M_r+2g (M_r in aux)
 //
 // The p2p kinds below: every call is Enter t, one event t+g, Leave t+2g,
 // and the next call enters one gap after the previous one left; "ev" is
@@ -400,8 +429,14 @@ func (g *gen) iterLength(p *phaseInfo) uint64 {
 		return max(s+3*gp, m+2*gp, 2*gp+p.cmax) + gp
 	case Ring:
 		return p.cmax + 7*gp
-	case Allreduce, Barrier, Bcast, Reduce, Gather, Scatter, Scan, Allgather, Alltoall, RowAllreduce:
+	case Allreduce, Barrier, Bcast, Reduce, Gather, Scatter, Scan, Allgather, Alltoall, RowAllreduce, DelayBarrier, DelayNxN:
 		return p.cmax + 6*gp
+	case DelayChain:
+		var end uint64
+		for r := range g.n {
+			end = max(end, g.chainLeave(p, r))
+		}
+		return end + gp
 	case LateSenderNB:
 		s, w := 2*gp+p.c[0], 5*gp+p.c[1]
 		m := max(w+gp, s+2*gp)
@@ -563,9 +598,25 @@ func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *
 		w.MpiRecv(q, left, id.world, tagRing, msgBytes)
 		end = q + gp
 		w.Leave(end, id.region[regSendrecv])
-	case Allreduce, Barrier:
+	case DelayChain:
+		end = s - gp // Leave(compute)
+		if r > 0 {
+			m := t + p.aux[r]
+			w.Enter(s, id.region[regRecv])
+			w.MpiRecv(m, uint32(r-1), id.world, tagChain, msgBytes)
+			end = m + gp
+			w.Leave(end, id.region[regRecv])
+		}
+		if r < g.n-1 {
+			x := end + gp
+			w.Enter(x, id.region[regSend])
+			w.MpiSend(x+gp, uint32(r+1), id.world, tagChain, msgBytes)
+			end = x + 2*gp
+			w.Leave(end, id.region[regSend])
+		}
+	case Allreduce, Barrier, DelayBarrier, DelayNxN:
 		reg, op, bytes := id.region[regAllreduce], uint8(otf2.CollAllreduce), uint64(collBytes)*uint64(n)
-		if p.Kind == Barrier {
+		if p.Kind == Barrier || p.Kind == DelayBarrier {
 			reg, op, bytes = id.region[regBarrier], otf2.CollBarrier, 0
 		}
 		amax := t + 2*gp + p.cmax

@@ -15,7 +15,7 @@ import (
 // KindByName returns the phase kind with the given name (see Kind.String),
 // also accepting the short names compute, ring, allreduce, barrier, bcast,
 // reduce, gather, scatter, scan, allgather, alltoall, isend, halo2d,
-// halo3d, wavefront, master and subcomm.
+// halo3d, wavefront, master, subcomm and chain.
 func KindByName(name string) (Kind, bool) {
 	for k := Kind(0); k < numKinds; k++ {
 		if name == k.String() {
@@ -26,7 +26,8 @@ func KindByName(name string) (Kind, bool) {
 		"barrier": Barrier, "bcast": Bcast, "broadcast": Bcast, "reduce": Reduce, "gather": Gather, "scatter": Scatter,
 		"scan": Scan, "allgather": Allgather, "alltoall": Alltoall, "isend": LateSenderNB, "nonblocking": LateSenderNB,
 		"halo2d": Halo2D, "halo": Halo2D, "halo3d": Halo3D, "wavefront": Wavefront, "sweep": Wavefront,
-		"master": MasterWorker, "masterworker": MasterWorker, "subcomm": RowAllreduce, "row_allreduce": RowAllreduce}[name]
+		"master": MasterWorker, "masterworker": MasterWorker, "subcomm": RowAllreduce, "row_allreduce": RowAllreduce,
+		"chain": DelayChain}[name]
 	return k, ok
 }
 
@@ -70,6 +71,9 @@ var kindHelp = [numKinds]string{
 	"wavefront sweep over a 2-D grid: MPI_Recv, MPI_Send (Late Sender, wrong order, Late Receiver)",
 	"rank 0 sends tasks, collects results in rank order (Late Sender, wrong order, Late Receiver)",
 	"MPI_Allreduce on the row communicators of a 2-D grid, from MPI_Comm_split (Wait at N x N)",
+	"rank r receives from r-1, then sends to r+1: waits propagate (root causes in the closed form)",
+	"MPI_Barrier with its delay costs in the closed form (delay_barrier)",
+	"MPI_Allreduce with its delay costs in the closed form (delay_n2n)",
 }
 
 // KindNames lists the phase kind names ParsePhase accepts.

@@ -62,9 +62,11 @@ func (g *gen) summary() *Summary {
 				s.add(r, path+"/MPI_Sendrecv", iters*(wait+3*gp), iters)
 				s.wait("mpi_latesender", path+"/MPI_Sendrecv", r, g.n, iters*wait)
 				incl = max(c, p.c[left]) + 6*gp
-			case Allreduce, Barrier:
+			case DelayChain:
+				incl, events = g.chainSummary(s, p, r, path)
+			case Allreduce, Barrier, DelayBarrier, DelayNxN:
 				call, metric := "/MPI_Allreduce", "mpi_wait_nxn"
-				if p.Kind == Barrier {
+				if p.Kind == Barrier || p.Kind == DelayBarrier {
 					call, metric = "/MPI_Barrier", "mpi_barrier_wait"
 				}
 				wait := p.cmax - c
@@ -89,7 +91,33 @@ func (g *gen) summary() *Summary {
 			s.add(r, main, iters*(p.length-incl), 0)
 		}
 	}
+	if g.delayExact() {
+		g.delays(s)
+	}
 	return s
+}
+
+// chainSummary adds the closed form of the times and wait states of a
+// DelayChain phase on rank r and returns the phase region's inclusive
+// time and event count per iteration (the delay costs: delays).
+func (g *gen) chainSummary(s *Summary, p *phaseInfo, r int, path string) (incl, events uint64) {
+	gp, iters := g.gap, uint64(g.s.Iterations)
+	phase, events := 2*gp, uint64(4)
+	if r > 0 {
+		recv, send := 2*gp+p.c[r], g.chainSend(p, r-1)
+		s.add(r, path+"/MPI_Recv", iters*(p.aux[r]+gp-recv), iters)
+		s.wait("mpi_latesender", path+"/MPI_Recv", r, g.n, iters*sub(send, recv))
+		if recv > send && recv < send+2*gp { // entered while the send ran
+			s.wait("mpi_latereceiver", path+"/MPI_Send", r-1, g.n, iters*(recv-send))
+		}
+		phase, events = phase+gp, events+3
+	}
+	if r < g.n-1 {
+		s.add(r, path+"/MPI_Send", iters*2*gp, iters)
+		phase, events = phase+gp, events+3
+	}
+	s.add(r, path, iters*phase, iters)
+	return g.chainLeave(p, r), events
 }
 
 // collSummary adds the closed form of the collective kinds added after

@@ -87,12 +87,26 @@ const (
 	// RowAllreduce: MPI_Allreduce on the row communicators of a 2-D grid
 	// made by MPI_Comm_split (Wait at N x N per row).
 	RowAllreduce
+	// DelayChain: a chain of Late Senders for the root-cause analysis:
+	// rank 0 computes and sends to rank 1; every rank r > 0 computes,
+	// receives from rank r-1 (MPI_Recv) and then sends to rank r+1
+	// (MPI_Send; the last rank only receives). With Delay d on rank 0,
+	// rank 1 waits d and passes the wait on down the chain: its summary
+	// includes the delay costs and the propagation of the waits.
+	DelayChain
+	// DelayBarrier: Barrier with the closed form of its delay costs
+	// (delay_barrier, on the last rank to enter).
+	DelayBarrier
+	// DelayNxN: Allreduce with the closed form of its delay costs
+	// (delay_n2n, on the last rank to enter).
+	DelayNxN
 	numKinds
 )
 
 var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast",
 	"early_reduce", "early_gather", "late_scatter", "early_scan", "wait_allgather", "wait_alltoall", "late_sender_nb",
-	"halo_2d", "halo_3d", "wavefront_2d", "master_worker", "subcomm_nxn"}
+	"halo_2d", "halo_3d", "wavefront_2d", "master_worker", "subcomm_nxn", "delay_chain",
+	"delay_barrier", "delay_nxn"}
 
 // String returns the default region name of the phase kind.
 func (k Kind) String() string {
@@ -158,7 +172,13 @@ type Summary struct {
 	// "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver",
 	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast",
 	// "mpi_earlyreduce", "mpi_earlyscan"), call path and rank, in seconds.
-	// Metrics and call paths without waiting time are absent.
+	// Metrics and call paths without waiting time are absent. For the
+	// scenarios whose root causes have a closed form (see delayExact)
+	// it also holds the delay costs and the propagation of the waits:
+	// "delay_latesender", "delay_latesender_longterm",
+	// "mpi_wait_indirect_latesender", "mpi_wait_propagating_ls",
+	// "delay_barrier", "delay_n2n" (all the other root-cause metrics of
+	// those kinds are zero, and their long-term collective costs too).
 	Waits map[string]map[string][]float64
 }
 

@@ -379,3 +379,56 @@ func singleRankTrace(t *testing.T, names []string, insert func(w *otf2.EventWrit
 	})
 	return dir
 }
+
+// dropFirstRecv removes location loc's first MPI_RECV record, so that
+// the archive reads cleanly but one send is never received.
+func dropFirstRecv(t *testing.T, dir string, loc uint64) {
+	t.Helper()
+	dropped := false
+	rewriteEvents(t, dir, loc, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if ev.Type == otf2.EvMpiRecv && !dropped {
+			dropped = true
+			return nil
+		}
+		return w.Write(ev)
+	})
+	if !dropped {
+		t.Fatalf("location %d receives no message", loc)
+	}
+}
+
+// TestSendWithoutReceive: a message that is sent but never received
+// does not matter to the wait states, but the root-cause passes replay
+// the messages backward, so the sender waits for the receiver's side of
+// it: the analysis must end with an error naming the send, not hang or
+// panic, and leave no report behind.
+func TestSendWithoutReceive(t *testing.T) {
+	src := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
+	dir := filepath.Join(t.TempDir(), "trace")
+	copyDir(t, src, dir)
+	os.RemoveAll(filepath.Join(dir, "expected"))
+	dropFirstRecv(t, dir, 1)
+
+	out := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		done <- run([]string{"-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir}, io.Discard, io.Discard)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("scout hangs on a trace with an unreceived send")
+	}
+	if err == nil {
+		t.Fatal("no error for a trace with an unreceived send")
+	}
+	for _, want := range []string{"deadlock", "location 0", "event 16", "Send at"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%s", want, err)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("failed run left %d files behind", len(ents))
+	}
+}

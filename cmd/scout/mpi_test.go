@@ -273,6 +273,7 @@ func TestMPIDamagedTraces(t *testing.T) {
 				return w.Write(ev)
 			})
 		}},
+		{"send without a receive", "ps_late_sender", func(t *testing.T, dir string) { dropFirstRecv(t, dir, 1) }},
 		{"receive without a send, 8 ranks", "ps_mixed_np8", func(t *testing.T, dir string) { dropFirstSend(t, dir, 3) }},
 		{"missing event file", "ps_mixed_np8", func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, "traces", "5.evt")); err != nil {
@@ -372,5 +373,90 @@ func TestRootCauseOnce(t *testing.T) {
 	want := []string{"rank 5: otf2: location 5: event file " + filepath.Join(dir, "traces", "5.evt") + " is missing"}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("message (-want +got):\n%s", diff)
+	}
+}
+
+// TestMPIRootCauseOddTraces: traces the root-cause passes must take in
+// their stride, with one process per rank and with two processes: a rank
+// that never communicates (late_sender on 3 ranks: rank 2 only computes
+// between MPI_Init and MPI_Finalize), ranks that leave MPI_Finalize and
+// end at different times (rank 1's last three records moved 50 µs
+// later), and the delay kinds. The MPI runs give the in-process run's
+// CSV byte for byte, and the in-process run's root causes of the delay
+// kinds are their closed form.
+func TestMPIRootCauseOddTraces(t *testing.T) {
+	bin := buildMPI(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		damage func(t *testing.T, dir string)
+	}{
+		{"silent rank", []string{"--ranks", "3", "--phase", "late_sender:delay=2ms"}, nil},
+		{"uneven ends", []string{"--ranks", "3", "--phase", "late_sender:delay=2ms"}, func(t *testing.T, dir string) {
+			a, err := otf2.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := a.ReadGlobalDefs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, i := d.Locations[1].NumEvents, uint64(0)
+			rewriteEvents(t, dir, 1, func(ev *otf2.Event, w *otf2.EventWriter) error {
+				if i++; i > n-3 { // Leave(MPI_Finalize), Leave(main), ProgramEnd
+					ev.Time += 50_000
+				}
+				return w.Write(ev)
+			})
+		}},
+		{"delay kinds", []string{"--ranks", "3", "--phase", "delay_barrier:delay=1ms", "--phase", "delay_chain:delay=2ms"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "trace")
+			expect := filepath.Join(t.TempDir(), "expect.csv")
+			if err := run(append([]string{"tracegen", "-q", "-o", dir, "--expect", expect}, tc.args...), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if tc.damage != nil {
+				tc.damage(t, dir)
+			}
+			want := t.TempDir()
+			if err := run([]string{"-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), dir}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(tc.name, "delay") {
+				exp, err := tracetest.ReadCSV(expect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := tracetest.ReadCSV(filepath.Join(want, "scout.csv"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(exp.Only("delay_barrier", "delay_latesender")) == 0 {
+					t.Error("the closed form has no root causes")
+				}
+				for _, d := range tracetest.Diff(got.Only(rootCauseMetrics...), exp.Only(rootCauseMetrics...), 10) {
+					t.Error(d)
+				}
+			}
+			for _, np := range []int{3, 2} {
+				got := t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				cmd := mpirunContext(ctx, np, bin, "-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), dir)
+				b, err := cmd.CombinedOutput()
+				hung := ctx.Err() != nil
+				cancel()
+				if hung {
+					t.Fatalf("-np %d: hangs", np)
+				}
+				if err != nil {
+					t.Fatalf("-np %d: %v\n%s", np, err, b)
+				}
+				if !bytes.Equal(readFile(t, filepath.Join(got, "scout.csv")), readFile(t, filepath.Join(want, "scout.csv"))) {
+					t.Errorf("-np %d: scout.csv differs from the in-process run's", np)
+				}
+			}
+		})
 	}
 }

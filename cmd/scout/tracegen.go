@@ -21,12 +21,16 @@ KIND[:key=value,...] with keys work, imbalance (added per rank: rank r
 computes work + r*imbalance), delay (extra work of rank 0), jitter
 (seeded random extra work), name (the phase's region) and dims (the
 process grid of halo_2d, halo_3d, wavefront_2d and subcomm_nxn, e.g.
-4x2 or 2x2x2; default as MPI_Dims_create chooses). Kinds:
+4x2 or 2x2x2; default as MPI_Dims_create chooses). The closed form of
+scenarios made of the delay kinds (delay_chain last, every receive of
+the chain waiting) also has their root causes (delay costs, indirect and
+propagating waits). Kinds:
 %s
 Example:
   scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
   scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
+  scout tracegen -o chain --ranks 3 --phase delay_chain:work=1ms,delay=10ms --expect chain.csv
 `
 
 // tracegenCmd declares the flags of "scout tracegen" on fs and returns what the

@@ -18,6 +18,13 @@ import (
 var waitMetrics = []string{"mpi_latesender", "mpi_latesender_wo", "mpi_lswo_same", "mpi_lswo_different",
 	"mpi_latereceiver", "mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn", "mpi_barrier_wait"}
 
+// rootCauseMetrics are the delay and propagation metrics; the closed form
+// of the delay kinds lists those that are not zero.
+var rootCauseMetrics = []string{"delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
+	"delay_latereceiver_longterm", "delay_barrier", "delay_barrier_longterm", "delay_n2n", "delay_n2n_longterm",
+	"delay_12n", "delay_12n_longterm", "delay_n21", "delay_n21_longterm", "mpi_wait_indirect_latesender",
+	"mpi_wait_indirect_latereceiver", "mpi_wait_propagating_ls", "mpi_wait_propagating_lr"}
+
 // TestTracegenClosedForm generates traces with `scout tracegen`, analyzes
 // them with scout, and checks every closed-form value the generator
 // reports (time, visits and the wait states it injects) against the
@@ -62,6 +69,21 @@ func TestTracegenClosedForm(t *testing.T) {
 			[]string{"mpi_latesender", "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver"}},
 		{"subcomm", []string{"--ranks", "12", "--seed", "7", "--phase", "subcomm_nxn:work=1ms,imbalance=300us,jitter=1ms",
 			"--phase", "subcomm:work=1ms,jitter=1ms,dims=2x6,name=rows_of_6"}, []string{"mpi_wait_nxn"}},
+		// the delay kinds: their closed form has the root causes too
+		// (tracegen/delay.go), and every other root-cause metric is 0
+		{"delay_chain", []string{"--ranks", "3", "--iterations", "2", "--phase", "delay_chain:work=1ms,delay=10ms"},
+			[]string{"mpi_latesender", "delay_latesender", "delay_latesender_longterm", "mpi_wait_indirect_latesender",
+				"mpi_wait_propagating_ls"}},
+		{"delay_chain_long", []string{"--ranks", "6", "--iterations", "3", "--seed", "9",
+			"--phase", "chain:work=1ms,delay=3ms,imbalance=20us,jitter=50us"},
+			[]string{"mpi_latesender", "delay_latesender", "delay_latesender_longterm", "mpi_wait_indirect_latesender",
+				"mpi_wait_propagating_ls"}},
+		{"delay_collectives", []string{"--ranks", "5", "--seed", "3",
+			"--phase", "delay_barrier:work=1ms,delay=2ms,jitter=500us", "--phase", "delay_nxn:work=1ms,imbalance=300us",
+			"--phase", "delay_barrier:work=2ms,jitter=1ms,name=second_barrier",
+			"--phase", "delay_chain:work=1ms,delay=1ms"},
+			[]string{"mpi_barrier_wait", "mpi_wait_nxn", "delay_barrier", "delay_n2n", "delay_latesender",
+				"mpi_wait_propagating_ls"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +122,11 @@ func TestTracegenClosedForm(t *testing.T) {
 					t.Errorf("closed form has no %s (lists %v)", m, ms)
 				}
 			}
-			for _, d := range tracetest.Diff(have.Only(append(ms, waitMetrics...)...), want, 20) {
+			checked := append(ms, waitMetrics...)
+			if strings.HasPrefix(tc.name, "delay_") {
+				checked = append(checked, rootCauseMetrics...)
+			}
+			for _, d := range tracetest.Diff(have.Only(checked...), want, 20) {
 				t.Error(d)
 			}
 		})
