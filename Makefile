@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -20,6 +20,7 @@ help:
 	@echo "make fuzz    run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
+	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
@@ -67,6 +68,12 @@ scaling:
 PROCS ?= 1,2,4
 placement:
 	$(GO) run ./cmd/scaling -o scaling --procs $(PROCS) $(if $(TRACE),--trace $(TRACE))
+
+# The cost of the root-cause and critical-path analysis: an 8 M-event,
+# 4-rank trace analyzed in full and with --single-pass, in-process
+# (processes 0) and under mpirun -np 4.
+rootcause-bench:
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --ranks 4 --events 8000000 --variant "" --variant --single-pass $(if $(TRACE),--trace $(TRACE))
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -11,7 +11,11 @@
 // the given numbers of analysis processes (M ≤ N ranks; M < N hosts
 // several ranks per process).
 //
-//	go run ./cmd/scaling --procs 1,2,4 [--trace DIR | --ranks N --events E]
+//	go run ./cmd/scaling --procs 1,2,4 [--trace DIR | --ranks N --events E] [--variant FLAGS ...]
+//
+// (--procs 0 runs in-process; each --variant is a set of scout flags,
+// e.g. --variant "" --variant --single-pass compares the full analysis
+// with the wait states alone.)
 package main
 
 import (
@@ -53,7 +57,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	scout := fs.String("scout", "", "scout binary (default: build it into DIR)")
 	useMPI := fs.Bool("mpi", false, "run the MPI version under mpirun with one process per location")
 	keep := fs.Bool("keep", false, "keep the generated traces")
-	procs := fs.String("procs", "", "placement experiment: comma-separated numbers of MPI processes")
+	procs := fs.String("procs", "", "placement experiment: comma-separated numbers of MPI processes (0: in-process, without mpirun)")
+	variants := fs.StringArray("variant", nil, "placement experiment: run with these scout flags too (repeatable; \"\" for none; default: none)")
 	trace := fs.String("trace", "", "placement experiment: the trace to analyze (default: generate one)")
 	ranks := fs.Int("ranks", 8, "placement experiment: ranks of the generated trace")
 	events := fs.Uint64("events", 20_000_000, "placement experiment: events of the generated trace")
@@ -61,11 +66,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *procs != "" {
-		ms, err := parseCounts("--procs", *procs, 1)
+		ms, err := parseCounts("--procs", *procs, 0)
 		if err != nil {
 			return err
 		}
-		return placement(stdout, stderr, *out, *scout, ms, *trace, *ranks, *events, *keep)
+		vs := *variants
+		if len(vs) == 0 {
+			vs = []string{""}
+		}
+		return placement(stdout, stderr, *out, *scout, ms, vs, *trace, *ranks, *events, *keep)
 	}
 	counts, err := parseCounts("--locations", *locs, 2)
 	if err != nil {

@@ -12,9 +12,11 @@ import (
 )
 
 // placement analyzes one trace under mpirun with each process count of
-// procs and prints wall time, throughput and the largest process's peak
-// memory; it writes the table to DIR/placement.csv.
-func placement(stdout, stderr io.Writer, dir, bin string, procs []int, trace string, ranks int, events uint64, keep bool) error {
+// procs (0: in-process, without mpirun) and each variant (a set of scout
+// flags, separated by spaces; "" for none), and prints wall time,
+// throughput and the largest process's peak memory; it writes the table
+// to DIR/placement.csv.
+func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants []string, trace string, ranks int, events uint64, keep bool) error {
 	bin, err := buildScout(stderr, dir, bin, true)
 	if err != nil {
 		return err
@@ -37,16 +39,22 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, trace str
 	out := filepath.Join(dir, "placement-out")
 	defer os.RemoveAll(out)
 	var b strings.Builder
-	b.WriteString("trace,events,processes,seconds,events_per_second,peak_rss_mib\n")
-	fmt.Fprintf(stdout, "%s: %d events\n%10s %10s %14s %12s\n", trace, n, "processes", "time [s]", "events/s", "peak [MiB]")
+	b.WriteString("trace,events,processes,flags,seconds,events_per_second,peak_rss_mib\n")
+	fmt.Fprintf(stdout, "%s: %d events\n%10s %-16s %10s %14s %12s\n", trace, n, "processes", "flags", "time [s]", "events/s", "peak [MiB]")
 	for _, m := range procs {
-		cmd := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(m), bin, "-q", "-o", out, trace)
-		secs, rss, err := measure(stderr, cmd)
-		if err != nil {
-			return fmt.Errorf("analyzing with %d processes: %w", m, err)
+		for _, v := range variants {
+			args := append(append([]string{"-q", "-o", out}, strings.Fields(v)...), trace)
+			cmd := exec.Command(bin, args...)
+			if m > 0 {
+				cmd = exec.Command("mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(m), bin}, args...)...)
+			}
+			secs, rss, err := measure(stderr, cmd)
+			if err != nil {
+				return fmt.Errorf("analyzing with %d processes (%s): %w", m, v, err)
+			}
+			fmt.Fprintf(stdout, "%10d %-16s %10.2f %14.3g %12.1f\n", m, v, secs, float64(n)/secs, rss)
+			fmt.Fprintf(&b, "%s,%d,%d,%s,%.4f,%.0f,%.1f\n", filepath.Base(trace), n, m, v, secs, float64(n)/secs, rss)
 		}
-		fmt.Fprintf(stdout, "%10d %10.2f %14.3g %12.1f\n", m, secs, float64(n)/secs, rss)
-		fmt.Fprintf(&b, "%s,%d,%d,%.4f,%.0f,%.1f\n", filepath.Base(trace), n, m, secs, float64(n)/secs, rss)
 	}
 	csv := filepath.Join(dir, "placement.csv")
 	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
