@@ -134,18 +134,9 @@ func (g *gen) chainDelays(s *Summary, p *phaseInfo, path string, first bool, tim
 	idle := func(r int) float64 { return float64(p.length - g.chainLeave(p, r)) }
 	type tmap map[string]float64
 	add := func(metric, cp string, r int, v float64) {
-		if v == 0 {
-			return
+		if v != 0 {
+			s.addValue(metric, cp, r, n, times*sec(v))
 		}
-		m := s.Waits[metric]
-		if m == nil {
-			m = map[string][]float64{}
-			s.Waits[metric] = m
-		}
-		if m[cp] == nil {
-			m[cp] = make([]float64, n)
-		}
-		m[cp][r] += times * sec(v)
 	}
 	var cost float64 // cost_{j+1}
 	var scaleNext, scNext float64

@@ -217,9 +217,13 @@ func (s *Summary) add(r int, cp string, ticks, visits uint64) {
 
 // wait adds ticks of waiting time of metric at call path cp of rank r.
 func (s *Summary) wait(metric, cp string, r, n int, ticks uint64) {
-	if ticks == 0 {
-		return
+	if ticks != 0 {
+		s.addValue(metric, cp, r, n, float64(ticks)/float64(s.Resolution))
 	}
+}
+
+// addValue adds v to metric at call path cp of rank r (of n ranks).
+func (s *Summary) addValue(metric, cp string, r, n int, v float64) {
 	m := s.Waits[metric]
 	if m == nil {
 		m = map[string][]float64{}
@@ -228,5 +232,5 @@ func (s *Summary) wait(metric, cp string, r, n int, ticks uint64) {
 	if m[cp] == nil {
 		m[cp] = make([]float64, n)
 	}
-	m[cp][r] += float64(ticks) / float64(s.Resolution)
+	m[cp][r] += v
 }
