@@ -96,6 +96,7 @@ type rootCause struct {
 	colls collTable
 	// scratch
 	flags []float64
+	ranks []int
 }
 
 // collTable holds the records of the analysed collectives by their end

@@ -309,14 +309,19 @@ func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
 // worldRanks returns the world ranks of the members whose flag is set.
 func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
 	comm := c.Trace.Collective(c.Index).Comm
-	var out []int
+	rc.ranks = rc.ranks[:0]
 	for r, f := range flags {
 		if f > 0 {
-			out = append(out, worldRank(c, comm, r))
+			rc.ranks = append(rc.ranks, worldRank(c, comm, r))
 		}
 	}
-	if out == nil {
-		out = []int{}
+	// The same ranks synchronise at most collectives of a loop: share
+	// the list with the last synchpoint's when it is equal.
+	if n := len(rc.sp.lists); n > 0 && slices.Equal(rc.sp.lists[n-1], rc.ranks) {
+		return rc.sp.lists[n-1]
 	}
-	return out
+	if members := c.Env.CommMembers[comm]; slices.Equal(members, rc.ranks) {
+		return members
+	}
+	return append([]int{}, rc.ranks...)
 }
