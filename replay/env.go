@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"scout/localtrace/otf2"
@@ -57,7 +58,8 @@ func classify(defs *otf2.Defs, r *otf2.Region) RegionClass {
 // what is derived from them.
 type Env struct {
 	Defs    *otf2.Defs
-	classes map[uint32]RegionClass
+	classes []RegionClass          // by region id, for ids below denseRegions
+	sparse  map[uint32]RegionClass // the others (ids a file may make up)
 	// CommMembers gives, for each communicator, the world ranks of its
 	// members in communicator rank order; nil for a self communicator.
 	CommMembers map[uint32][]int
@@ -67,10 +69,23 @@ type Env struct {
 
 // NewEnv derives the replay environment from global definitions.
 func NewEnv(defs *otf2.Defs) (*Env, error) {
-	e := &Env{Defs: defs, classes: map[uint32]RegionClass{}, CommMembers: map[uint32][]int{}, commSelf: map[uint32]bool{}}
+	e := &Env{Defs: defs, CommMembers: map[uint32][]int{}, commSelf: map[uint32]bool{}}
 	for i := range defs.Regions {
 		r := &defs.Regions[i]
-		e.classes[r.Self] = classify(defs, r)
+		c := classify(defs, r)
+		switch {
+		case c == 0:
+		case int(r.Self) < denseRegions(len(defs.Regions)):
+			if int(r.Self) >= len(e.classes) {
+				e.classes = slices.Grow(e.classes, int(r.Self)+1-len(e.classes))[:r.Self+1]
+			}
+			e.classes[r.Self] = c
+		default:
+			if e.sparse == nil {
+				e.sparse = map[uint32]RegionClass{}
+			}
+			e.sparse[r.Self] = c
+		}
 	}
 	for _, c := range defs.Comms {
 		g, ok := defs.Group(c.Group)
@@ -96,7 +111,17 @@ func NewEnv(defs *otf2.Defs) (*Env, error) {
 }
 
 // Class returns the classes of region id.
-func (e *Env) Class(region uint32) RegionClass { return e.classes[region] }
+func (e *Env) Class(region uint32) RegionClass {
+	if int(region) < len(e.classes) {
+		return e.classes[region]
+	}
+	return e.sparse[region]
+}
+
+// denseRegions bounds the region ids whose classes are held in a slice:
+// ids are dense in real traces, but the memory must follow what the
+// definitions hold, not the ids they claim.
+func denseRegions(n int) int { return 2*n + 1024 }
 
 // IsSelf reports whether comm is a size-1 (self) communicator.
 func (e *Env) IsSelf(comm uint32) bool {
