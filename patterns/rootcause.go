@@ -94,6 +94,8 @@ type rootCause struct {
 	finLatest bool
 	// the collectives the forward pass analysed (not scans), by end event
 	colls collTable
+	// lateReceivers: this location has a Late Receiver wait state
+	lateReceivers bool
 	// scratch
 	flags []float64
 	ranks []int

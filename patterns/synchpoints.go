@@ -248,6 +248,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 			return nil // a blocking send matched to a Late Sender: that registration wins
 		}
 		sp.add(info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, one: int32(info.Dest)}, nil)
+		rc.lateReceivers = rc.lateReceivers || sp.isWait(info.Completion)
 		return nil
 	})
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
@@ -278,7 +279,23 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		if c.Pass == Fws {
+		switch c.Pass {
+		case replay.Backward:
+			sp.order()
+			// fws only tells receivers of Late Receivers' messages: without
+			// any, anywhere, it is skipped
+			var any [1]float64
+			if rc.lateReceivers {
+				any[0] = 1
+			}
+			out, err := c.WorldAllreduceSum(any[:])
+			if err != nil {
+				return err
+			}
+			if out[0] == 0 {
+				c.SkipPass(Fws)
+			}
+		case Fws:
 			sp.order()
 		}
 		return nil

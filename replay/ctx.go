@@ -176,6 +176,17 @@ func (c *Ctx) WorldAllreduceSum(v []float64) ([]float64, error) {
 	return out, nil
 }
 
+// SkipPass tells the replay not to run pass p, a later pass than the
+// current one, though its topics have subscribers: what it would do
+// turned out to be nothing. Every rank must decide alike (on a world-wide
+// reduction, say), since a pass's communicators are built collectively.
+func (c *Ctx) SkipPass(p Pass) {
+	if c.Loc.skip == nil {
+		c.Loc.skip = map[Pass]bool{}
+	}
+	c.Loc.skip[p] = true
+}
+
 func (c *Ctx) inverseComm() (hpc.Comm, error) {
 	if c.msg == nil {
 		return nil, fmt.Errorf("event %d (%v) is no message of the %v pass", c.Index, c.Event().Kind, c.Pass)

@@ -29,7 +29,7 @@ func NewReplayer(bus *Bus, loc *Location) *Replayer {
 // pass table; each builds its communicators when it starts.
 func (r *Replayer) Run() error {
 	for _, p := range passes() {
-		if !r.Bus.Runs(p.id) {
+		if !r.Bus.Runs(p.id) || r.Loc.skip[p.id] {
 			continue
 		}
 		if err := r.Loc.buildComms(p); err != nil {

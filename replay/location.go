@@ -62,6 +62,7 @@ type Location struct {
 	NumGlobal int
 	comms     []map[uint32]hpc.Comm // by pass, made when it starts
 	inverse   []map[uint32]hpc.Comm // by pass, for passes with inverse messages
+	skip      map[Pass]bool         // later passes found unneeded (Ctx.SkipPass)
 	env       *Env
 }
 
