@@ -287,7 +287,7 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 		out.root = first.root
 		out.fvec = append(out.fvec[:0], first.fvec...)
 		for _, ct := range in[1:] {
-			combineFloats(first.op, out.fvec, ct.fvec)
+			out.fvec = combineFloats(first.op, out.fvec, ct.fvec)
 		}
 	case kBcast:
 		out.data = append(out.data[:0], in[first.root].data...) // the root may reuse its buffer

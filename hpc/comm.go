@@ -64,7 +64,8 @@ type Comm interface {
 	// Allreduce's.
 	Scan(op Op, v []TimeRank) ([]TimeRank, error)
 	// AllreduceFloats combines the members' float64 vectors element-wise
-	// with op (Sum or Max), in rank order, and returns the result on
+	// with op (Sum or Max), or one after another (Concat), in rank
+	// order, and returns the result on
 	// every member, to be read only like Allreduce's. All vectors must
 	// have the same length.
 	AllreduceFloats(op Op, v []float64) ([]float64, error)
@@ -83,8 +84,8 @@ type Comm interface {
 }
 
 // Op is a reduction operation: MaxLoc and MinLoc on TimeRank vectors
-// (Allreduce, Scan), Sum and Max on float64 vectors (AllreduceFloats,
-// ReduceFloats).
+// (Allreduce, Scan), Sum, Max and Concat on float64 vectors
+// (AllreduceFloats, ReduceFloats).
 type Op uint8
 
 const (
@@ -101,6 +102,9 @@ const (
 	// Max keeps the largest value (the first in rank order of equal
 	// ones); on 0/1 flags it is a logical or.
 	Max
+	// Concat puts the members' vectors one after another, in rank order
+	// (MPI_Gather with ReduceFloats, MPI_Allgather with AllreduceFloats).
+	Concat
 )
 
 // String returns the operation's name, such as "MaxLoc".
@@ -114,6 +118,8 @@ func (o Op) String() string {
 		return "Sum"
 	case Max:
 		return "Max"
+	case Concat:
+		return "Concat"
 	}
 	return fmt.Sprintf("Op(%d)", uint8(o))
 }
@@ -144,11 +150,14 @@ func combine(op Op, acc, y []TimeRank) {
 }
 
 // floatOp reports whether op applies to float64 vectors.
-func floatOp(op Op) bool { return op == Sum || op == Max }
+func floatOp(op Op) bool { return op == Sum || op == Max || op == Concat }
 
-// combineFloats folds y into acc element-wise (equal lengths).
-func combineFloats(op Op, acc, y []float64) {
+// combineFloats folds y into acc element-wise (equal lengths), or
+// appends it for Concat.
+func combineFloats(op Op, acc, y []float64) []float64 {
 	switch op {
+	case Concat:
+		return append(acc, y...)
 	case Sum:
 		for i, b := range y {
 			acc[i] += b
@@ -160,4 +169,5 @@ func combineFloats(op Op, acc, y []float64) {
 			}
 		}
 	}
+	return acc
 }

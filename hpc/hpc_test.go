@@ -288,6 +288,7 @@ func TestFloatReductions(t *testing.T) {
 	type result struct {
 		Sum, Max, Reduced []float64
 		Sub               []float64
+		All, Gathered     []float64
 	}
 	for _, n := range []int{4, 5, 8} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -319,6 +320,16 @@ func TestFloatReductions(t *testing.T) {
 					return res, err
 				}
 				res.Reduced = slices.Clone(r)
+				a, err := c.AllreduceFloats(Concat, []float64{float64(me)})
+				if err != nil {
+					return res, err
+				}
+				res.All = slices.Clone(a)
+				g, err := c.ReduceFloats(Concat, 2, []float64{float64(me), -float64(me)})
+				if err != nil {
+					return res, err
+				}
+				res.Gathered = slices.Clone(g)
 				sub, err := c.Create([]int{c.Size() - 1, 0})
 				if err != nil || sub == nil {
 					return res, err
@@ -346,8 +357,16 @@ func TestFloatReductions(t *testing.T) {
 			}
 			for r, got := range out {
 				want := result{Sum: []float64{sum, ones, ids}, Max: []float64{1, 0, float64(min(n-1, 2))}}
+				for k := range n {
+					want.All = append(want.All, float64(k))
+				}
 				if r == 1 {
 					want.Reduced = []float64{ids, tenths}
+				}
+				if r == 2 {
+					for k := range n {
+						want.Gathered = append(want.Gathered, float64(k), -float64(k))
+					}
 				}
 				if r == n-1 {
 					want.Sub = []float64{float64(n - 1)}

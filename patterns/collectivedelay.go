@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -33,7 +34,8 @@ type collectiveDelay struct {
 	per          []float64 // the intermediate members' records: rank, wait sum, times by cpIDs
 	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
 	t0, vec, big []float64
-	prev         int // the delayer's start of its interval
+	sum, scales  []float64 // the delayer's sums and the members' scales
+	prev         int       // the delayer's start of its interval
 	inc          []incScale
 	keys         []int
 	vals         []float64
@@ -226,22 +228,41 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			scale[k] = gamma[k] / (dsum + pw)
 		}
 	}
-	cd.big = slices.Grow(cd.big[:0], nk*n+nk*size+1)[:nk*n+nk*size+1]
-	clear(cd.big)
+	// Each member sends the delayer its scaled delays (nk·n), its
+	// hand-over flag and its scales (nk); the delayer sums the first two
+	// parts over the members in rank order (as a reduction would) and
+	// keeps the scales by member: O(members) data, not O(members²).
+	width := nk*n + 1 + nk
+	cd.big = slices.Grow(cd.big[:0], width)[:width]
 	for k := range nk {
 		for i, d := range cd.vec {
 			cd.big[k*n+i] = d * scale[k]
 		}
-		cd.big[nk*n+me*nk+k] = scale[k]
+		cd.big[nk*n+1+k] = scale[k]
 	}
+	cd.big[nk*n] = 0
 	if onPath {
-		cd.big[len(cd.big)-1] = 1 // summed: more than 0 if some member hands over
+		cd.big[nk*n] = 1 // summed: more than 0 if some member hands over
 	}
-	sum, err := c.ReduceSum(rec.delayer, cd.big)
+	all, err := c.Gather(rec.delayer, cd.big)
 	if err != nil || !isDelayer {
 		return false, err
 	}
-	taken = sum[len(sum)-1] > 0
+	if len(all) != size*width {
+		return false, fmt.Errorf("root cause: gathered %d delay values from %d members, want %d each", len(all), size, width)
+	}
+	sum := append(cd.sum[:0], all[:nk*n+1]...)
+	for r := 1; r < size; r++ {
+		for j, v := range all[r*width : r*width+nk*n+1] {
+			sum[j] += v
+		}
+	}
+	cd.sum = sum
+	cd.scales = cd.scales[:0]
+	for r := range size {
+		cd.scales = append(cd.scales, all[r*width+nk*n+1:(r+1)*width]...)
+	}
+	taken = sum[nk*n] > 0
 	if !sync {
 		return taken, nil
 	}
@@ -268,7 +289,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	// Scalasca's sum-scales: the scales summed over the members, less
 	// those of the members synchronised with later, which count only
 	// from the synchpoint after that later one on
-	scales := sum[nk*n : len(sum)-1]
+	scales := cd.scales
 	props := rc.sp.between(cd.prev, c.Index)
 	cd.inc = cd.inc[:0]
 	for r, e := range cd.spmap {

@@ -311,16 +311,11 @@ func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, one int, m
 // syncFlags returns every member's flag of the current collective (1 or
 // 0 by communicator rank), this location's being mine.
 func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
-	me, size, err := c.CollMember()
-	if err != nil {
-		return nil, err
-	}
-	rc.flags = slices.Grow(rc.flags[:0], size)[:size]
-	clear(rc.flags)
+	rc.flags = append(rc.flags[:0], 0)
 	if mine {
-		rc.flags[me] = 1
+		rc.flags[0] = 1
 	}
-	return c.AllreduceMax(rc.flags)
+	return c.Allgather(rc.flags)
 }
 
 // worldRanks returns the world ranks of the members whose flag is set.

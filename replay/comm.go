@@ -142,20 +142,27 @@ func (c *Ctx) BcastFields(root int) error {
 // ReduceSum returns on member root of the current collective's
 // communicator the element-wise sum of the members' v, nil on the
 // others.
-func (c *Ctx) ReduceSum(root int, v []float64) ([]float64, error) {
+func (c *Ctx) ReduceSum(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Sum, root, v) }
+
+// Gather returns on member root of the current collective's
+// communicator the members' v one after another, in rank order (all of
+// the same length); nil on the others.
+func (c *Ctx) Gather(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Concat, root, v) }
+
+func (c *Ctx) reduce(op hpc.Op, root int, v []float64) ([]float64, error) {
 	comm, err := c.collComm()
 	if err != nil {
 		return nil, err
 	}
 	if comm == nil {
 		if root != 0 {
-			return nil, fmt.Errorf("replay: ReduceSum(root=%d) on a self communicator", root)
+			return nil, fmt.Errorf("replay: Reduce%v(root=%d) on a self communicator", op, root)
 		}
 		return v, nil
 	}
-	out, err := comm.ReduceFloats(hpc.Sum, root, v)
+	out, err := comm.ReduceFloats(op, root, v)
 	if err != nil {
-		return nil, fmt.Errorf("replay: ReduceSum(root=%d): %w", root, err)
+		return nil, fmt.Errorf("replay: Reduce%v(root=%d): %w", op, root, err)
 	}
 	return out, nil
 }
@@ -168,6 +175,11 @@ func (c *Ctx) AllreduceSum(v []float64) ([]float64, error) { return c.allreduce(
 // communicator the element-wise maximum of the members' v: of small
 // integers, exactly; of 0/1 flags, their or.
 func (c *Ctx) AllreduceMax(v []float64) ([]float64, error) { return c.allreduce(hpc.Max, v) }
+
+// Allgather returns on every member of the current collective's
+// communicator the members' v one after another, in rank order (all of
+// the same length).
+func (c *Ctx) Allgather(v []float64) ([]float64, error) { return c.allreduce(hpc.Concat, v) }
 
 func (c *Ctx) allreduce(op hpc.Op, v []float64) ([]float64, error) {
 	comm, err := c.collComm()
