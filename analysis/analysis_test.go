@@ -22,7 +22,7 @@ import (
 // events the real pattern publishes. Adding it takes its metric, its
 // register function and its entry in the plan's pattern table.
 var lateOverMicro = patterns.Declare(patterns.Metric{Name: "toy_late_over_micro", Display: "Late by over 1 µs",
-	Unit: "occ", Integer: true, Descr: "Number of Late Sender instances that waited longer than a microsecond"})
+	Unit: "occ", Integer: true, Descr: "Count of Late Sender instances that idled longer than a microsecond."})
 
 func registerLateOverMicro(bus *replay.Bus) {
 	replay.Subscribe(bus, patterns.LateSenderFound, func(c *replay.Ctx, ls *patterns.LateSenderInfo) error {
