@@ -33,20 +33,21 @@ const (
 	kCreate
 	kAllreduceFloats
 	kReduceFloats
+	kGather
 	numCollKinds
 )
 
 var collNames = [...]string{kAllreduce: "Allreduce", kScan: "Scan", kBcast: "Bcast", kCreate: "Create",
-	kAllreduceFloats: "AllreduceFloats", kReduceFloats: "ReduceFloats"}
+	kAllreduceFloats: "AllreduceFloats", kReduceFloats: "ReduceFloats", kGather: "Gather"}
 
 // contrib is one member's call of a collective.
 type contrib struct {
 	kind    collKind
-	root    int // Bcast, ReduceFloats; -1 otherwise
+	root    int // Bcast, ReduceFloats, Gather; -1 otherwise
 	op      Op
 	vec     []TimeRank // Allreduce, Scan
 	fvec    []float64  // AllreduceFloats, ReduceFloats
-	data    []byte     // Bcast (root)
+	data    []byte     // Bcast (root), Gather
 	members []int      // Create
 }
 
@@ -54,7 +55,7 @@ type contrib struct {
 func (ct *contrib) sig() string {
 	s := collNames[ct.kind]
 	switch ct.kind {
-	case kBcast:
+	case kBcast, kGather:
 		s += fmt.Sprintf("(root=%d)", ct.root)
 	case kAllreduce, kScan:
 		s += fmt.Sprintf("(%v, TimeRanks[%d])", ct.op, len(ct.vec))
@@ -91,7 +92,7 @@ func (c *comm) validate(ct *contrib) error {
 		if ct.kind == kReduceFloats && (ct.root < 0 || ct.root >= n) {
 			return fmt.Errorf("root %d out of range [0, %d)", ct.root, n)
 		}
-	case kBcast:
+	case kBcast, kGather:
 		if ct.root < 0 || ct.root >= n {
 			return fmt.Errorf("root %d out of range [0, %d)", ct.root, n)
 		}
@@ -248,10 +249,12 @@ type reply struct {
 	root    int          // ReduceFloats: the member that gets fvec
 	vecs    [][]TimeRank // Scan: by rank (coordinator)
 	data    []byte       // Bcast
-	comms   []*commInfo  // Create: by rank (coordinator)
-	newRank []int        // Create: by rank, the rank in the new communicator
-	comm    *commInfo    // Create: a member's new communicator, nil for none
-	rank    int          // Create: the member's rank in it
+	datas   [][]byte     // Gather: by rank (the root's share), slices of gbuf
+	gbuf    []byte
+	comms   []*commInfo // Create: by rank (coordinator)
+	newRank []int       // Create: by rank, the rank in the new communicator
+	comm    *commInfo   // Create: a member's new communicator, nil for none
+	rank    int         // Create: the member's rank in it
 	// member: the reply holds one member's share only (vec, comm,
 	// rank), as decoded from the wire.
 	member bool
@@ -291,6 +294,20 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 		}
 	case kBcast:
 		out.data = append(out.data[:0], in[first.root].data...) // the root may reuse its buffer
+	case kGather:
+		// copied: the members may reuse their buffers once they have
+		// the reply, the root reads the result until its next call
+		out.root = first.root
+		out.gbuf = out.gbuf[:0]
+		for _, ct := range in {
+			out.gbuf = append(out.gbuf, ct.data...)
+		}
+		out.datas = out.datas[:0]
+		at := 0
+		for _, ct := range in {
+			out.datas = append(out.datas, out.gbuf[at:at+len(ct.data):at+len(ct.data)])
+			at += len(ct.data)
+		}
 	case kCreate:
 		nc := &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
 		c.me.named++
@@ -351,6 +368,18 @@ func (c *comm) ReduceFloats(op Op, root int, v []float64) ([]float64, error) {
 		return nil, err
 	}
 	return res.fvec, nil
+}
+
+// Gather returns on root every member's data, by rank, nil on the
+// others; the result is the root's until its next collective on the
+// communicator.
+func (c *comm) Gather(root int, data []byte) ([][]byte, error) {
+	c.cur = contrib{kind: kGather, root: root, data: data}
+	res, err := c.collective(&c.cur)
+	if err != nil || c.rank != root {
+		return nil, err
+	}
+	return res.datas, nil
 }
 
 // Bcast returns root's data on every member, shared by the members:

@@ -72,6 +72,10 @@ type Comm interface {
 	// ReduceFloats is AllreduceFloats with the result on member root
 	// only; the other members get nil.
 	ReduceFloats(op Op, root int, v []float64) ([]float64, error)
+	// Gather returns on member root the data of every member, by rank
+	// (of any lengths), valid until root's next collective on the
+	// communicator; the other members get nil.
+	Gather(root int, data []byte) ([][]byte, error)
 	// Bcast returns root's data on every member, to be read only like
 	// Allreduce's result; the data passed by the other members is
 	// ignored.

@@ -1,6 +1,7 @@
 package hpc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -289,6 +290,7 @@ func TestFloatReductions(t *testing.T) {
 		Sum, Max, Reduced []float64
 		Sub               []float64
 		All, Gathered     []float64
+		Bytes             [][]byte
 	}
 	for _, n := range []int{4, 5, 8} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -330,6 +332,13 @@ func TestFloatReductions(t *testing.T) {
 					return res, err
 				}
 				res.Gathered = slices.Clone(g)
+				bs, err := c.Gather(1, bytes.Repeat([]byte{byte(me)}, me))
+				if err != nil {
+					return res, err
+				}
+				for _, b := range bs {
+					res.Bytes = append(res.Bytes, slices.Clone(b))
+				}
 				sub, err := c.Create([]int{c.Size() - 1, 0})
 				if err != nil || sub == nil {
 					return res, err
@@ -362,6 +371,9 @@ func TestFloatReductions(t *testing.T) {
 				}
 				if r == 1 {
 					want.Reduced = []float64{ids, tenths}
+					for k := range n {
+						want.Bytes = append(want.Bytes, bytes.Repeat([]byte{byte(k)}, k))
+					}
 				}
 				if r == 2 {
 					for k := range n {

@@ -407,6 +407,15 @@ func encodeReply(kind collKind, i int, out *reply) []byte {
 		}
 	case kBcast:
 		w = w.bytes(out.data)
+	case kGather:
+		var datas [][]byte
+		if i == out.root {
+			datas = out.datas
+		}
+		w = w.uv(uint64(len(datas)))
+		for _, d := range datas {
+			w = w.bytes(d)
+		}
 	case kCreate:
 		nc := out.comms[i]
 		if nc == nil {
@@ -436,6 +445,10 @@ func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
 		res.fvec = r.floats()
 	case kBcast:
 		res.data = r.bytes()
+	case kGather:
+		for range r.n(1) {
+			res.datas = append(res.datas, r.bytes())
+		}
 	case kCreate:
 		if r.flag() {
 			res.comm = &commInfo{id: r.uv()}

@@ -33,7 +33,8 @@ type collectiveDelay struct {
 	localMap     replay.Timemap
 	per          []float64 // the intermediate members' records: rank, wait sum, times by cpIDs
 	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
-	t0, vec, big []float64
+	t0, vec      []float64
+	gamma        []float64
 	sum, scales  []float64 // the delayer's sums and the members' scales
 	prev         int       // the delayer's start of its interval
 	inc          []incScale
@@ -43,17 +44,18 @@ type collectiveDelay struct {
 	spmap        []int // by communicator rank: intermediate synchpoint, -1 for none
 }
 
-// Fields of the collective delay exchange (a broadcast from the delayer).
+// Fields of the collective delay exchange (gathered to the delayer).
 var (
-	// DelayerTimes are the delayer's times of its interval (global call
-	// paths).
-	DelayerTimes = replay.NewField("delayer times", replay.TimemapCodec)
-	// DelayerWaits is the sum of the delayer's waits in its interval.
-	DelayerWaits = replay.NewField("delayer waits", replay.Float64Codec)
-	// DelayerPer holds, for each member the delayer synchronised with
-	// since its interval began, its rank, the delayer's waits and times
-	// since then (aligned to the sorted call paths of DelayerTimes).
-	DelayerPer = replay.NewField("delayer per member", replay.Float64sCodec)
+	// MemberGammas are a member's wait at the collective and its
+	// incoming long-term costs by type.
+	MemberGammas = replay.NewField("member gammas", replay.Float64sCodec)
+	// MemberSync: the collective's end is a synchpoint of the member.
+	MemberSync = replay.NewField("member sync", replay.BoolCodec)
+	// MemberOnPath: the member hands the critical path over.
+	MemberOnPath = replay.NewField("member on path", replay.BoolCodec)
+	// MemberTimes are a synchronised member's times since its previous
+	// synchpoint with the delayer (global call paths).
+	MemberTimes = replay.NewField("member times", replay.TimemapCodec)
 )
 
 // groupPrev finds, before synchpoint ev, the synchpoint from which the
@@ -121,10 +123,14 @@ func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
 	}
 }
 
-// collDelay computes the collective delay at collective end c.Index.
-// The same reduction to the delayer carries the critical path: onPath
-// tells whether this member hands the path over, taken whether the
-// delayer takes it.
+// collDelay computes the collective delay at collective end c.Index,
+// in one exchange: every member sends the delayer what its delay needs
+// (its wait and incoming costs, and when the collective is a synchpoint
+// here, its times since its previous synchpoint with the delayer), and
+// the delayer computes each member's delay against its own interval, in
+// rank order. The same exchange carries the critical path: onPath tells
+// whether this member hands the path over, taken whether the delayer
+// takes it.
 func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (taken bool, err error) {
 	cd := &rc.cd
 	me, size, err := c.CollMember()
@@ -136,132 +142,124 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	delayer := members[rec.delayer]
 	sync := rc.sp.has(c.Index)
 	isDelayer := me == rec.delayer
-	cd.group.reset()
-	cd.local.reset()
-	cd.per = cd.per[:0]
-	if sync && isDelayer {
-		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
-		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
-			return false, err
-		}
-	}
-	if isDelayer {
-		toGlobal(c, &cd.group, &cd.groupMap)
-		cd.cpIDs = cd.cpIDs[:0]
-		for g := range cd.groupMap {
-			cd.cpIDs = append(cd.cpIDs, g)
-		}
-		slices.Sort(cd.cpIDs)
-		if sync {
-			for r, e := range cd.spmap {
-				if e < 0 {
-					continue
-				}
-				if err := rc.spTimes(c, e, c.Index, &cd.local); err != nil {
-					return false, err
-				}
-				toGlobal(c, &cd.local, &cd.localMap)
-				cd.per = append(cd.per, float64(r), cd.local.sum)
-				for _, g := range cd.cpIDs {
-					cd.per = append(cd.per, cd.localMap[g])
-				}
-			}
-		}
-		replay.Put(c, DelayerTimes, cd.groupMap)
-		replay.Put(c, DelayerWaits, cd.group.sum)
-		replay.Put(c, DelayerPer, cd.per)
-	} else if sync {
-		if err := rc.delayTimemap(c, c.Index, delayer); err != nil {
-			return false, err
-		}
-	}
-	if err := c.BcastFields(rec.delayer); err != nil {
-		return false, err
-	}
-	times, _ := replay.Get(c, DelayerTimes)
-	pw, _ := replay.Get(c, DelayerWaits)
-	per, _ := replay.Get(c, DelayerPer)
-	cd.cpIDs = cd.cpIDs[:0]
-	for g := range times {
-		cd.cpIDs = append(cd.cpIDs, g)
-	}
-	slices.Sort(cd.cpIDs)
-	n := len(cd.cpIDs)
-	cd.t0 = cd.t0[:0]
-	for _, g := range cd.cpIDs {
-		cd.t0 = append(cd.t0, times[g])
-	}
-	if !isDelayer {
-		for k := 0; k+2+n <= len(per); k += 2 + n {
-			if int(per[k]) == me {
-				pw = per[k+1]
-				copy(cd.t0, per[k+2:k+2+n])
-			}
-		}
-	}
-	// local delay
-	dsum := 0.0
-	cd.vec = slices.Grow(cd.vec[:0], n)[:n]
-	for i, g := range cd.cpIDs {
-		d := 0.0
-		if sync {
-			local := 0.0
-			if !isDelayer {
-				local = rc.dl.out[g]
-			}
-			d = math.Max(cd.t0[i]-local, 0)
-		}
-		cd.vec[i] = d
-		dsum += d
-	}
-	// the scales: of the wait (short term) and of each cost type (long term)
 	const nk = 1 + numCostTypes
-	var gamma, scale [nk]float64
+	var gamma [nk]float64
 	if p := rc.sp.get(c.Index); p != nil {
 		gamma[0] = math.Max(p.wait, 0)
 	}
 	for t := range numCostTypes {
 		gamma[1+t] = rc.costs.byType[t][c.Index]
 	}
-	for k := range nk {
-		if dsum+pw > 0 {
-			scale[k] = gamma[k] / (dsum + pw)
+	cd.gamma = append(cd.gamma[:0], gamma[:]...)
+	replay.Put(c, MemberGammas, cd.gamma)
+	replay.Put(c, MemberSync, sync)
+	replay.Put(c, MemberOnPath, onPath)
+	if sync && !isDelayer {
+		if err := rc.delayTimemap(c, c.Index, delayer); err != nil {
+			return false, err
 		}
+		replay.Put(c, MemberTimes, rc.dl.out)
 	}
-	// Each member sends the delayer its scaled delays (nk·n), its
-	// hand-over flag and its scales (nk); the delayer sums the first two
-	// parts over the members in rank order (as a reduction would) and
-	// keeps the scales by member: O(members) data, not O(members²).
-	width := nk*n + 1 + nk
-	cd.big = slices.Grow(cd.big[:0], width)[:width]
-	for k := range nk {
-		for i, d := range cd.vec {
-			cd.big[k*n+i] = d * scale[k]
-		}
-		cd.big[nk*n+1+k] = scale[k]
-	}
-	cd.big[nk*n] = 0
-	if onPath {
-		cd.big[nk*n] = 1 // summed: more than 0 if some member hands over
-	}
-	all, err := c.Gather(rec.delayer, cd.big)
+	n, err := c.GatherFields(rec.delayer)
 	if err != nil || !isDelayer {
 		return false, err
 	}
-	if len(all) != size*width {
-		return false, fmt.Errorf("root cause: gathered %d delay values from %d members, want %d each", len(all), size, width)
+	if n != size {
+		return false, fmt.Errorf("root cause: fields of %d members gathered, want %d", n, size)
 	}
-	sum := append(cd.sum[:0], all[:nk*n+1]...)
-	for r := 1; r < size; r++ {
-		for j, v := range all[r*width : r*width+nk*n+1] {
-			sum[j] += v
+	// The delayer's interval: back to where it synchronised with every
+	// other member, and for the members it synchronised with later, from
+	// there.
+	cd.group.reset()
+	cd.per = cd.per[:0]
+	if sync {
+		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
+		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
+			return false, err
 		}
 	}
-	cd.sum = sum
-	cd.scales = cd.scales[:0]
-	for r := range size {
-		cd.scales = append(cd.scales, all[r*width+nk*n+1:(r+1)*width]...)
+	toGlobal(c, &cd.group, &cd.groupMap)
+	cd.cpIDs = cd.cpIDs[:0]
+	for g := range cd.groupMap {
+		cd.cpIDs = append(cd.cpIDs, g)
 	}
+	slices.Sort(cd.cpIDs)
+	nc := len(cd.cpIDs)
+	if sync {
+		for r, e := range cd.spmap {
+			if e < 0 {
+				continue
+			}
+			if err := rc.spTimes(c, e, c.Index, &cd.local); err != nil {
+				return false, err
+			}
+			toGlobal(c, &cd.local, &cd.localMap)
+			cd.per = append(cd.per, float64(r), cd.local.sum)
+			for _, g := range cd.cpIDs {
+				cd.per = append(cd.per, cd.localMap[g])
+			}
+		}
+	}
+	// Each member's scaled delays, summed over the members in rank order.
+	width := nk*nc + 1
+	cd.sum = slices.Grow(cd.sum[:0], width)[:width]
+	clear(cd.sum)
+	cd.scales = slices.Grow(cd.scales[:0], nk*size)[:nk*size]
+	cd.vec = slices.Grow(cd.vec[:0], nc)[:nc]
+	cd.t0 = slices.Grow(cd.t0[:0], nc)[:nc]
+	for r := range size {
+		if err := c.UseGathered(r); err != nil {
+			return false, err
+		}
+		mSync, _ := replay.Get(c, MemberSync)
+		mGamma, _ := replay.Get(c, MemberGammas)
+		mOnPath, _ := replay.Get(c, MemberOnPath)
+		if len(mGamma) != nk {
+			return false, fmt.Errorf("root cause: member %d sent %d costs, want %d", r, len(mGamma), nk)
+		}
+		pw := cd.group.sum
+		for i, g := range cd.cpIDs {
+			cd.t0[i] = cd.groupMap[g]
+		}
+		if r != rec.delayer {
+			for k := 0; k+2+nc <= len(cd.per); k += 2 + nc {
+				if int(cd.per[k]) == r {
+					pw = cd.per[k+1]
+					copy(cd.t0, cd.per[k+2:k+2+nc])
+				}
+			}
+		}
+		var local replay.Timemap
+		if mSync && r != rec.delayer {
+			local, _ = replay.Get(c, MemberTimes)
+		}
+		dsum := 0.0
+		for i, g := range cd.cpIDs {
+			d := 0.0
+			if mSync {
+				d = math.Max(cd.t0[i]-local[g], 0)
+			}
+			cd.vec[i] = d
+			dsum += d
+		}
+		var scale [nk]float64
+		for k := range nk {
+			if dsum+pw > 0 {
+				scale[k] = mGamma[k] / (dsum + pw)
+			}
+			cd.scales[r*nk+k] = scale[k]
+		}
+		for k := range nk {
+			for i, d := range cd.vec {
+				cd.sum[k*nc+i] += d * scale[k]
+			}
+		}
+		if mOnPath {
+			cd.sum[nk*nc]++
+		}
+	}
+	sum := cd.sum
+	n = nc
 	taken = sum[nk*n] > 0
 	if !sync {
 		return taken, nil

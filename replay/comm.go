@@ -139,6 +139,45 @@ func (c *Ctx) BcastFields(root int) error {
 	return nil
 }
 
+// GatherFields sends the fields put so far (Put) to member root of the
+// current collective's communicator and empties the outgoing payload.
+// On root it returns the number of members, whose fields UseGathered
+// then makes the incoming payload one member at a time; the others get
+// 0.
+func (c *Ctx) GatherFields(root int) (int, error) {
+	comm, err := c.collComm()
+	if err != nil {
+		return 0, err
+	}
+	c.wire = c.out.encode(c.wire[:0])
+	c.out.reset()
+	if comm == nil {
+		if root != 0 {
+			return 0, fmt.Errorf("replay: GatherFields(root=%d) on a self communicator", root)
+		}
+		c.gathered = append(c.gathered[:0], c.wire)
+		return 1, nil
+	}
+	c.gathered, err = comm.Gather(root, c.wire)
+	if err != nil {
+		return 0, fmt.Errorf("replay: GatherFields(root=%d): %w", root, err)
+	}
+	return len(c.gathered), nil
+}
+
+// UseGathered makes the fields that member i sent in the last
+// GatherFields the incoming payload (Get); on the root only, before its
+// next collective.
+func (c *Ctx) UseGathered(i int) error {
+	if i < 0 || i >= len(c.gathered) {
+		return fmt.Errorf("replay: UseGathered(%d) of %d members", i, len(c.gathered))
+	}
+	if err := c.in.decode(c.gathered[i]); err != nil {
+		return fmt.Errorf("replay: fields gathered from member %d: %w", i, err)
+	}
+	return nil
+}
+
 // ReduceSum returns on member root of the current collective's
 // communicator the element-wise sum of the members' v, nil on the
 // others.

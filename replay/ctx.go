@@ -39,6 +39,9 @@ type Ctx struct {
 	msg     *localtrace.Message // the current message, nil for none
 	out, in payload             // fields put, fields received (Put, Get)
 	wire    []byte              // encoding scratch
+	// gathered are the members' encoded fields of the last GatherFields
+	// on its root
+	gathered [][]byte
 }
 
 // Event returns the current event.
