@@ -137,6 +137,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	if err != nil {
 		return false, err
 	}
+	defer cd.release(size)
 	comm := c.Trace.Collective(c.Index).Comm
 	members := c.Env.CommMembers[comm]
 	delayer := members[rec.delayer]
@@ -325,3 +326,12 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 }
 
 type incScale struct{ ev, rank int }
+
+// release drops the scratch sized by the members of a large
+// communicator: a location that was once the delayer of a collective of
+// many ranks does not keep it (all of them would: memory O(ranks²)).
+func (cd *collectiveDelay) release(members int) {
+	if members > 1024 {
+		cd.scales, cd.spmap, cd.remaining = nil, nil, nil
+	}
+}

@@ -98,7 +98,6 @@ type rootCause struct {
 	lateReceivers bool
 	// scratch
 	flags []float64
-	ranks []int
 }
 
 // collTable holds the records of the analysed collectives by their end

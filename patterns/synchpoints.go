@@ -321,19 +321,40 @@ func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
 // worldRanks returns the world ranks of the members whose flag is set.
 func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
 	comm := c.Trace.Collective(c.Index).Comm
-	rc.ranks = rc.ranks[:0]
+	members := c.Env.CommMembers[comm]
+	n, h := 0, replay.NewHash()
 	for r, f := range flags {
 		if f > 0 {
-			rc.ranks = append(rc.ranks, worldRank(c, comm, r))
+			n++
+			h = h.Add(worldRank(c, comm, r))
 		}
 	}
-	// The same ranks synchronise at most collectives of a loop: share
-	// the list with the last synchpoint's when it is equal.
-	if n := len(rc.sp.lists); n > 0 && slices.Equal(rc.sp.lists[n-1], rc.ranks) {
-		return rc.sp.lists[n-1]
-	}
-	if members := c.Env.CommMembers[comm]; slices.Equal(members, rc.ranks) {
+	if n == len(members) && n == len(flags) {
 		return members
 	}
-	return append([]int{}, rc.ranks...)
+	// The same ranks synchronise at most collectives, on every member:
+	// one list for all of them, made once (no list of its own per rank).
+	return c.Env.InternFunc(uint64(h), func(l []int) bool {
+		if len(l) != n {
+			return false
+		}
+		k := 0
+		for r, f := range flags {
+			if f > 0 {
+				if l[k] != worldRank(c, comm, r) {
+					return false
+				}
+				k++
+			}
+		}
+		return true
+	}, func() []int {
+		l := make([]int, 0, n)
+		for r, f := range flags {
+			if f > 0 {
+				l = append(l, worldRank(c, comm, r))
+			}
+		}
+		return l
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"scout/localtrace/otf2"
 )
@@ -65,6 +66,48 @@ type Env struct {
 	CommMembers map[uint32][]int
 	commOrder   []uint32
 	commSelf    map[uint32]bool
+
+	// lists interns rank lists for the locations of this process
+	// (InternFunc)
+	mu    sync.Mutex
+	lists map[uint64][][]int
+}
+
+// InternFunc returns a list of ints that every location of this
+// process shares: the first one interned under hash h (see Hash) for
+// which eq holds, or else build(), interned. The list must not be
+// changed. Ranks that record the same set of partners (the members a
+// collective synchronised, say) then hold one copy, not one each:
+// memory O(ranks), not O(ranks²).
+func (e *Env) InternFunc(h uint64, eq func([]int) bool, build func() []int) []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, l := range e.lists[h] {
+		if eq(l) {
+			return l
+		}
+	}
+	if e.lists == nil {
+		e.lists = map[uint64][][]int{}
+	}
+	l := build()
+	e.lists[h] = append(e.lists[h], l)
+	return l
+}
+
+// Hash is an FNV-1a hash of ints, built element by element.
+type Hash uint64
+
+// NewHash returns the hash of no ints.
+func NewHash() Hash { return 14695981039346656037 }
+
+// Add returns the hash with x appended.
+func (h Hash) Add(x int) Hash {
+	for i := range 8 {
+		h ^= Hash(byte(uint64(x) >> (8 * i)))
+		h *= 1099511628211
+	}
+	return h
 }
 
 // NewEnv derives the replay environment from global definitions.
