@@ -107,11 +107,10 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if failures, err = agreeFailures(w, failures); err != nil {
+	if stop, err := settle(w, failures); err != nil {
 		return fail(err)
-	}
-	if failures != nil {
-		return nil, reportOnce(w, explainFailure(failures))
+	} else if stop != nil {
+		return nil, stop
 	}
 	// Unify the call trees: this process's locations first, then a
 	// reduction over the processes; every process maps its locations to
@@ -134,11 +133,10 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if failures, err = agreeFailures(w, failures); err != nil {
+	if stop, err := settle(w, failures); err != nil {
 		return fail(err)
-	}
-	if failures != nil {
-		return nil, reportOnce(w, explainFailure(failures))
+	} else if stop != nil {
+		return nil, stop
 	}
 	// Peak memory of every process, for the progress report.
 	var ru syscall.Rusage
@@ -229,6 +227,17 @@ func firstRank(place []int, proc int) int {
 		}
 	}
 	return 0
+}
+
+// settle ends the run on every process when some rank failed: rank 0
+// explains all failures once, and every process gets the error to
+// return (stop); err is for failures of MPI itself.
+func settle(w *mpi.Comm, failures []rankFailure) (stop, err error) {
+	all, err := agreeFailures(w, failures)
+	if err != nil || all == nil {
+		return nil, err
+	}
+	return reportOnce(w, explainFailure(all)), nil
 }
 
 // agreeFailures tells every process whether some process failed: if
