@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -213,12 +214,9 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 		}
 		return nil, err
 	}
-	rep, err := s.report(tree)
-	if err != nil {
-		return nil, err
-	}
+	rep := s.report(tree)
 	for _, l := range all {
-		if err := s.add(rep, l); err != nil {
+		if err := add(rep, l.result(len(tree.Nodes))); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +269,7 @@ func (s *session) loadAll(ctx context.Context, masters, others []uint64) ([]*loc
 // maps each location's call paths to the result.
 func (s *session) unifyLocal(ls []*located) (*unify.CallTree, error) {
 	byLoc := slices.Clone(ls)
-	slices.SortFunc(byLoc, func(a, b *located) int { return cmpLoc(a.loc, b.loc) })
+	slices.SortFunc(byLoc, func(a, b *located) int { return cmp.Compare(a.loc, b.loc) })
 	locals := make([][]localtrace.Callpath, len(byLoc))
 	for i, l := range byLoc {
 		locals[i] = l.callpaths
@@ -286,33 +284,37 @@ func (s *session) unifyLocal(ls []*located) (*unify.CallTree, error) {
 	return tree, nil
 }
 
-func cmpLoc(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // report makes the empty report over the unified call tree.
-func (s *session) report(tree *unify.CallTree) (*combine.Report, error) {
+func (s *session) report(tree *unify.CallTree) *combine.Report {
 	rep := combine.New(s.defs, tree, s.pl, patterns.Catalog)
 	rep.Skipped = s.plan.Skip
-	return rep, nil
+	return rep
 }
 
-// add adds a location's results to rep, mapped to the global call paths.
-func (s *session) add(rep *combine.Report, l *located) error {
-	res, inst := l.toGlobal(len(rep.Tree.Nodes))
-	if err := rep.Add(res); err != nil {
+// result is what one location contributes to the report, with global
+// call paths; under MPI, rank 0 receives it from the other processes.
+type result struct {
+	Result    combine.Result
+	Events    int
+	CCV       replay.Violations
+	Instances []patterns.Instance
+}
+
+// result returns l's contribution to a report over n global call paths.
+func (l *located) result(n int) result {
+	res, inst := l.toGlobal(n)
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst}
+}
+
+// add adds one location's contribution to rep.
+func add(rep *combine.Report, r result) error {
+	if err := rep.Add(r.Result); err != nil {
 		return err
 	}
-	rep.Instances = append(rep.Instances, inst...)
-	rep.Events += l.events
-	rep.CCV.P2P += l.ccv.P2P
-	rep.CCV.Coll += l.ccv.Coll
+	rep.Instances = append(rep.Instances, r.Instances...)
+	rep.Events += r.Events
+	rep.CCV.P2P += r.CCV.P2P
+	rep.CCV.Coll += r.CCV.Coll
 	return nil
 }
 

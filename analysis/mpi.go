@@ -20,7 +20,6 @@ import (
 	"scout/hpc"
 	"scout/hpc/mpi"
 	"scout/localtrace/otf2"
-	"scout/patterns"
 	"scout/replay"
 	"scout/unify"
 )
@@ -37,15 +36,6 @@ func faultInjection(rank int) {
 	if v := os.Getenv("SCOUT_FAULT_KILL_RANK"); v != "" && v == strconv.Itoa(rank) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
-}
-
-// wireResult is a location's result as sent to rank 0, with global call
-// paths.
-type wireResult struct {
-	Result    combine.Result
-	Events    int
-	CCV       replay.Violations
-	Instances []patterns.Instance
 }
 
 // RunMPI analyzes the trace with the processes of the MPI job (mpirun
@@ -160,9 +150,8 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 			return fail(err)
 		}
 		for _, l := range mine {
-			res, inst := l.toGlobal(len(tree.Nodes))
 			var buf bytes.Buffer
-			if err := gob.NewEncoder(&buf).Encode(wireResult{res, l.events, l.ccv, inst}); err != nil {
+			if err := gob.NewEncoder(&buf).Encode(l.result(len(tree.Nodes))); err != nil {
 				return fail(err)
 			}
 			if err := w.Send(0, resultTag, buf.Bytes()); err != nil {
@@ -174,12 +163,9 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 		}
 		return nil, nil
 	}
-	rep, err := s.report(tree)
-	if err != nil {
-		return fail(err)
-	}
+	rep := s.report(tree)
 	for _, l := range mine {
-		if err := s.add(rep, l); err != nil {
+		if err := add(rep, l.result(len(tree.Nodes))); err != nil {
 			return fail(err)
 		}
 	}
@@ -198,17 +184,13 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 			if err != nil {
 				return fail(err)
 			}
-			var r wireResult
+			var r result
 			if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
 				return fail(fmt.Errorf("decoding a result of process %d: %w", proc, err))
 			}
-			if err := rep.Add(r.Result); err != nil {
+			if err := add(rep, r); err != nil {
 				return fail(err)
 			}
-			rep.Instances = append(rep.Instances, r.Instances...)
-			rep.Events += r.Events
-			rep.CCV.P2P += r.CCV.P2P
-			rep.CCV.Coll += r.CCV.Coll
 		}
 	}
 	if err := w.Finish(); err != nil {

@@ -183,11 +183,6 @@ func (c *Ctx) UseGathered(i int) error {
 // others.
 func (c *Ctx) ReduceSum(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Sum, root, v) }
 
-// Gather returns on member root of the current collective's
-// communicator the members' v one after another, in rank order (all of
-// the same length); nil on the others.
-func (c *Ctx) Gather(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Concat, root, v) }
-
 func (c *Ctx) reduce(op hpc.Op, root int, v []float64) ([]float64, error) {
 	comm, err := c.collComm()
 	if err != nil {
