@@ -31,9 +31,8 @@ type collectiveDelay struct {
 	group, local cpvec
 	groupMap     replay.Timemap
 	localMap     replay.Timemap
-	per          []float64 // the intermediate members' records: rank, wait sum, times by cpIDs
-	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
-	t0, vec      []float64
+	cpIDs        []uint32 // global call paths of the delayer's interval, sorted
+	vec          []float64
 	gamma        []float64
 	sum, scales  []float64 // the delayer's sums and the members' scales
 	prev         int       // the delayer's start of its interval
@@ -144,14 +143,9 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	sync := rc.sp.has(c.Index)
 	isDelayer := me == rec.delayer
 	const nk = 1 + numCostTypes
-	var gamma [nk]float64
-	if p := rc.sp.get(c.Index); p != nil {
-		gamma[0] = math.Max(p.wait, 0)
-	}
-	for t := range numCostTypes {
-		gamma[1+t] = rc.costs.byType[t][c.Index]
-	}
-	cd.gamma = append(cd.gamma[:0], gamma[:]...)
+	// the wait (short term) and the incoming costs by type (long term)
+	cd.gamma = append(cd.gamma[:0], math.Max(rc.sp.waitOf(c.Index), 0))
+	cd.gamma = append(cd.gamma, rc.costs.of(c.Index)...)
 	replay.Put(c, MemberGammas, cd.gamma)
 	replay.Put(c, MemberSync, sync)
 	replay.Put(c, MemberOnPath, onPath)
@@ -169,10 +163,9 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		return false, fmt.Errorf("root cause: fields of %d members gathered, want %d", n, size)
 	}
 	// The delayer's interval: back to where it synchronised with every
-	// other member, and for the members it synchronised with later, from
-	// there.
+	// other member (for the members it synchronised with later, from
+	// there: below).
 	cd.group.reset()
-	cd.per = cd.per[:0]
 	if sync {
 		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
 		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
@@ -186,28 +179,12 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	}
 	slices.Sort(cd.cpIDs)
 	nc := len(cd.cpIDs)
-	if sync {
-		for r, e := range cd.spmap {
-			if e < 0 {
-				continue
-			}
-			if err := rc.spTimes(c, e, c.Index, &cd.local); err != nil {
-				return false, err
-			}
-			toGlobal(c, &cd.local, &cd.localMap)
-			cd.per = append(cd.per, float64(r), cd.local.sum)
-			for _, g := range cd.cpIDs {
-				cd.per = append(cd.per, cd.localMap[g])
-			}
-		}
-	}
 	// Each member's scaled delays, summed over the members in rank order.
 	width := nk*nc + 1
 	cd.sum = slices.Grow(cd.sum[:0], width)[:width]
 	clear(cd.sum)
 	cd.scales = slices.Grow(cd.scales[:0], nk*size)[:nk*size]
 	cd.vec = slices.Grow(cd.vec[:0], nc)[:nc]
-	cd.t0 = slices.Grow(cd.t0[:0], nc)[:nc]
 	for r := range size {
 		if err := c.UseGathered(r); err != nil {
 			return false, err
@@ -218,17 +195,13 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		if len(mGamma) != nk {
 			return false, fmt.Errorf("root cause: member %d sent %d costs, want %d", r, len(mGamma), nk)
 		}
-		pw := cd.group.sum
-		for i, g := range cd.cpIDs {
-			cd.t0[i] = cd.groupMap[g]
-		}
-		if r != rec.delayer {
-			for k := 0; k+2+nc <= len(cd.per); k += 2 + nc {
-				if int(cd.per[k]) == r {
-					pw = cd.per[k+1]
-					copy(cd.t0, cd.per[k+2:k+2+nc])
-				}
+		pw, t0 := cd.group.sum, cd.groupMap
+		if sync && cd.spmap[r] >= 0 {
+			if err := rc.spTimes(c, cd.spmap[r], c.Index, &cd.local); err != nil {
+				return false, err
 			}
+			toGlobal(c, &cd.local, &cd.localMap)
+			pw, t0 = cd.local.sum, cd.localMap
 		}
 		var local replay.Timemap
 		if mSync && r != rec.delayer {
@@ -238,7 +211,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		for i, g := range cd.cpIDs {
 			d := 0.0
 			if mSync {
-				d = math.Max(cd.t0[i]-local[g], 0)
+				d = math.Max(t0[g]-local[g], 0)
 			}
 			cd.vec[i] = d
 			dsum += d
@@ -259,15 +232,13 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			cd.sum[nk*nc]++
 		}
 	}
-	sum := cd.sum
-	n = nc
-	taken = sum[nk*n] > 0
+	taken = cd.sum[nk*nc] > 0
 	if !sync {
 		return taken, nil
 	}
 	rc.dl.ensureLocal(c)
 	for k := range nk {
-		seg := sum[k*n : (k+1)*n]
+		seg := cd.sum[k*nc : (k+1)*nc]
 		total := 0.0
 		for _, v := range seg {
 			total += v
