@@ -86,14 +86,7 @@ func (rc *rootCause) delayTimemap(c *replay.Ctx, ev, partner int) error {
 	if err := rc.intervalTimes(c.Trace, p, ev, &dl.pruned); err != nil {
 		return err
 	}
-	if dl.out == nil {
-		dl.out = replay.Timemap{}
-	}
-	clear(dl.out)
-	_, global := c.Loc.GlobalPaths()
-	for k, cp := range dl.pruned.cp {
-		dl.out[global(cp)] = dl.pruned.v[k]
-	}
+	toGlobal(c, &dl.pruned, &dl.out)
 	return nil
 }
 
