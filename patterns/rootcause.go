@@ -96,8 +96,10 @@ type rootCause struct {
 	colls collTable
 	// lateReceivers: this location has a Late Receiver wait state
 	lateReceivers bool
-	// scratch
-	flags []float64
+	// lastRanks is the rank list of the last collective synchpoint
+	// (interned); scratch:
+	lastRanks []int
+	flags     []float64
 }
 
 // collTable holds the records of the analysed collectives by their end

@@ -333,8 +333,9 @@ func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
 		return members
 	}
 	// The same ranks synchronise at most collectives, on every member:
-	// one list for all of them, made once (no list of its own per rank).
-	return c.Env.InternFunc(uint64(h), func(l []int) bool {
+	// one list for all of them, made once (no list of its own per rank),
+	// and the one this location used last is checked without the lock.
+	same := func(l []int) bool {
 		if len(l) != n {
 			return false
 		}
@@ -348,7 +349,11 @@ func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
 			}
 		}
 		return true
-	}, func() []int {
+	}
+	if rc.lastRanks != nil && same(rc.lastRanks) {
+		return rc.lastRanks
+	}
+	rc.lastRanks = c.Env.InternFunc(uint64(h), same, func() []int {
 		l := make([]int, 0, n)
 		for r, f := range flags {
 			if f > 0 {
@@ -357,4 +362,5 @@ func (rc *rootCause) worldRanks(c *replay.Ctx, flags []float64) []int {
 		}
 		return l
 	})
+	return rc.lastRanks
 }
