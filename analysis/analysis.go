@@ -195,24 +195,8 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	masters := all[:len(s.masters)]
-	var done atomic.Int64
-	errs := make([]error, len(masters))
-	err = hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
-		r := c.Rank()
-		if errs[r] = s.replay(masters[r], c); errs[r] != nil {
-			return errs[r]
-		}
-		if k := done.Add(1); k == int64(len(masters)) || k%64 == 0 {
-			s.log.Printf("replayed %d/%d ranks", k, len(masters))
-		}
-		return nil
-	})
-	if err != nil {
-		if fs := rankFailures(0, errs); len(fs) > 0 {
-			return nil, explainFailure(fs)
-		}
-		return nil, err
+	if fs := s.replayInProcess(all[:len(s.masters)]); fs != nil {
+		return nil, explainFailure(fs)
 	}
 	rep := s.report(tree)
 	for _, l := range all {
@@ -224,6 +208,28 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	s.warnCCV(rep)
 	s.log.Printf("analyzed %d events of %d locations, %d call paths, in %.2fs", rep.Events, len(all), len(tree.Nodes), time.Since(start).Seconds())
 	return rep, nil
+}
+
+// replayInProcess replays the master locations, in rank order, as the
+// ranks of an in-process run; when the replay fails, it returns the
+// failures of the ranks (not nil).
+func (s *session) replayInProcess(masters []*located) []rankFailure {
+	var done atomic.Int64
+	errs := make([]error, len(masters))
+	err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+		r := c.Rank()
+		if errs[r] = s.replay(masters[r], c); errs[r] != nil {
+			return errs[r]
+		}
+		if k := done.Add(1); k == int64(len(masters)) || k%64 == 0 {
+			s.log.Printf("replayed %d/%d ranks", k, len(masters))
+		}
+		return nil
+	})
+	if err != nil {
+		return append([]rankFailure{}, rankFailures(0, errs)...)
+	}
+	return nil
 }
 
 // loadAll loads the master locations (kept in rank order, first) and the

@@ -263,17 +263,10 @@ const resultTag = 4243
 // the cause was elsewhere, so the list is empty but not nil); err is for
 // failures of MPI itself.
 func (s *session) replayMasters(masters []*located, place []int, w *mpi.Comm) (failures []rankFailure, err error) {
-	errs := make([]error, len(masters))
 	if w.Size() == 1 {
-		err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
-			errs[c.Rank()] = s.replay(masters[c.Rank()], c)
-			return errs[c.Rank()]
-		})
-		if err != nil {
-			return append([]rankFailure{}, rankFailures(0, errs)...), nil
-		}
-		return nil, nil
+		return s.replayInProcess(masters), nil
 	}
+	errs := make([]error, len(masters))
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {
 		return nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
