@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -21,6 +21,7 @@ help:
 	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
+	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
@@ -74,6 +75,14 @@ placement:
 # (processes 0) and under mpirun -np 4.
 rootcause-bench:
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --ranks 4 --events 8000000 --variant "" --variant --single-pass $(if $(TRACE),--trace $(TRACE))
+
+SKEWED := scaling/skewed-4x8M
+timecorrect-bench: build
+	./$(BIN) tracegen -q --force -o $(SKEWED) --ranks 4 --events 8000000 --seed 1 --clock-skew 20us,1e-5 \
+		--phase compute:imbalance=10us,jitter=50us --phase ring:jitter=100us --phase late_sender:delay=20us \
+		--phase allreduce:jitter=50us --phase barrier
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) \
+		--variant "" --variant --time-correct --variant --single-pass --variant "--single-pass --time-correct"
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -37,6 +37,11 @@ type Plan struct {
 	// Skip is the full analysis; patterns.AllParts the wait states alone
 	// (the forward and backward passes).
 	Skip patterns.Parts
+	// TimeCorrect corrects the events' times with the controlled logical
+	// clock before the analysis (patterns.RegisterTimeCorrection), so
+	// that no message is received before it was sent; the report then
+	// holds what the correction did (combine.Report.Correction).
+	TimeCorrect bool
 }
 
 // Log receives an analysis's messages.
@@ -65,6 +70,10 @@ type session struct {
 	masters, others []uint64
 	// nglobal is the number of call paths of the unified call tree.
 	nglobal int
+	// correctOnly: the replay only corrects the timestamps (Correct)
+	correctOnly bool
+	// keep, if set, gets each master location's trace after its replay
+	keep func(loc uint64, t *localtrace.Trace) error
 }
 
 // open reads the trace's global definitions and what follows from them.
@@ -112,16 +121,29 @@ type located struct {
 	ccv       replay.Violations
 	instances []patterns.Instance // with local call paths
 	global    []uint32            // local call path → global call path
+	// correction is what the timestamp correction did (nil without one)
+	correction *patterns.Correction
 }
 
-// load reads location loc and computes its profile; the trace of a
-// master location is kept for the replay.
+// load reads location loc. The trace of a master location is kept for
+// the replay, which computes its profile (after the timestamp
+// correction, if any); that of another location now.
 func (s *session) load(loc uint64, master bool) (*located, error) {
 	t, err := localtrace.Load(s.archive, s.defs, loc)
 	if err != nil {
 		return nil, err
 	}
 	l := &located{loc: loc, callpaths: t.Callpaths, events: len(t.Events)}
+	if master {
+		l.trace = t
+	} else {
+		l.profile(t)
+	}
+	return l, nil
+}
+
+// profile computes the time and visits of l's trace t.
+func (l *located) profile(t *localtrace.Trace) {
 	tm, vs := patterns.Profile(t)
 	visits := make([]float64, len(vs))
 	for i, v := range vs {
@@ -129,10 +151,6 @@ func (s *session) load(loc uint64, master bool) (*located, error) {
 	}
 	l.setRow(patterns.Time, tm)
 	l.setRow(patterns.Visits, visits)
-	if master {
-		l.trace = t
-	}
-	return l, nil
 }
 
 func (l *located) setRow(m replay.Metric, row []float64) {
@@ -152,17 +170,33 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	}
 	loc.Global, loc.NumGlobal = l.global, s.nglobal
 	bus := &replay.Bus{}
+	var corr *patterns.Correction
+	if s.plan.TimeCorrect {
+		corr = patterns.RegisterTimeCorrection(bus)
+	}
 	for _, p := range s.plan.Patterns {
 		p.Register(bus)
 	}
-	stats := patterns.RegisterStatistics(bus)
+	stats := &patterns.Statistics{}
+	if !s.correctOnly {
+		stats = patterns.RegisterStatistics(bus)
+	}
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
 		return err
 	}
+	if s.keep != nil {
+		if err := s.keep(l.loc, l.trace); err != nil {
+			return err
+		}
+	}
+	l.profile(l.trace)
 	for m, row := range loc.Sev.Rows() {
 		if row != nil && m != int(patterns.Time) && m != int(patterns.Visits) {
 			l.setRow(replay.Metric(m), row)
 		}
+	}
+	if corr != nil {
+		l.correction = corr
 	}
 	l.ccv, l.instances, l.trace = loc.CCV, stats.Instances, nil
 	return nil
@@ -300,16 +334,17 @@ func (s *session) report(tree *unify.CallTree) *combine.Report {
 // result is what one location contributes to the report, with global
 // call paths; under MPI, rank 0 receives it from the other processes.
 type result struct {
-	Result    combine.Result
-	Events    int
-	CCV       replay.Violations
-	Instances []patterns.Instance
+	Result     combine.Result
+	Events     int
+	CCV        replay.Violations
+	Instances  []patterns.Instance
+	Correction *patterns.Correction
 }
 
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
 	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst}
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, Correction: l.correction}
 }
 
 // add adds one location's contribution to rep.
@@ -321,6 +356,12 @@ func add(rep *combine.Report, r result) error {
 	rep.Events += r.Events
 	rep.CCV.P2P += r.CCV.P2P
 	rep.CCV.Coll += r.CCV.Coll
+	if r.Correction != nil {
+		if rep.Correction == nil {
+			rep.Correction = &patterns.Correction{}
+		}
+		rep.Correction.Add(*r.Correction)
+	}
 	return nil
 }
 
@@ -347,8 +388,12 @@ func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
 // warnCCV reports clock-condition violations, if any.
 func (s *session) warnCCV(rep *combine.Report) {
 	if n := rep.CCV.P2P + rep.CCV.Coll; n > 0 {
-		s.log.Warnf("%d clock condition violations detected (point-to-point: %d, collective: %d); wait states near them are clamped and may be inaccurate",
-			n, rep.CCV.P2P, rep.CCV.Coll)
+		hint := " (correct the timestamps first with --time-correct)"
+		if s.plan.TimeCorrect {
+			hint = ""
+		}
+		s.log.Warnf("%d clock condition violations detected (point-to-point: %d, collective: %d); wait states near them are clamped and may be inaccurate%s",
+			n, rep.CCV.P2P, rep.CCV.Coll, hint)
 	}
 }
 

@@ -42,6 +42,9 @@ type Report struct {
 	Results    []Result          // one per location, sorted by rank and thread (Sort)
 	Events     int               // number of trace events analysed
 	CCV        replay.Violations // clock-condition violations found
+	// Correction is what the timestamp correction did before the
+	// analysis; nil without one.
+	Correction *patterns.Correction
 	// Instances are the wait-state instances for the statistics file,
 	// with global call paths.
 	Instances []patterns.Instance

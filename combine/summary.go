@@ -21,6 +21,11 @@ type Summary struct {
 	RootCauses []RootCause
 	// Path is the critical path; nil when the report has none.
 	Path *CriticalPath
+	// Correction is what the timestamp correction did; nil without one.
+	Correction *patterns.Correction
+	// Violations counts the clock-condition violations the analysis met
+	// (after the correction, if any).
+	Violations int
 }
 
 // WaitState is one wait-state metric's total in a summary.
@@ -108,7 +113,9 @@ func (r *Report) Summarize(top int) Summary {
 			}
 		}
 	}
-	return summarizeCells(cells, r.Metrics, top, func(n int32) string { return r.CallpathName(uint32(n)) })
+	sum := summarizeCells(cells, r.Metrics, top, func(n int32) string { return r.CallpathName(uint32(n)) })
+	sum.Correction, sum.Violations = r.Correction, r.CCV.P2P+r.CCV.Coll
+	return sum
 }
 
 // Summarize summarizes cells (canonical cells of any report, by the
@@ -327,6 +334,9 @@ func WriteSummary(w io.Writer, cells []Cell, metrics []patterns.Metric, nloc, to
 
 func writeSummary(w io.Writer, s Summary, nloc, top int) error {
 	var b strings.Builder
+	if c := s.Correction; c != nil {
+		b.WriteString(CorrectionLine(c, s.Violations) + "\n")
+	}
 	fmt.Fprintf(&b, "Total time %.6g s over %d locations.\n", s.Total, nloc)
 	if top == 0 { // only the total asked for
 		_, err := io.WriteString(w, b.String())
@@ -366,6 +376,53 @@ func writeSummary(w io.Writer, s Summary, nloc, top int) error {
 			fmt.Fprintf(&b, "  %5.1f%%  %s  %.6g s\n", 100*ps.Share, ps.Callpath, ps.Value)
 			ranks(ps.Ranks, ps.Value)
 		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCorrection prints the statistics of the timestamp correction as
+// the reference analyzer does (nothing without a correction).
+func (r *Report) WriteCorrection(w io.Writer) error {
+	if r.Correction == nil {
+		return nil
+	}
+	return WriteCorrection(w, r.Correction, r.CCV.P2P+r.CCV.Coll)
+}
+
+// CorrectionLine says in one line what correction c did; remaining is
+// the number of clock-condition violations the analysis met afterwards
+// (negative: unknown).
+func CorrectionLine(c *patterns.Correction, remaining int) string {
+	s := fmt.Sprintf("Timestamps corrected: %d receives came too early (%d point-to-point, %d collective); %d of %d events moved, by at most %.3g s",
+		c.Violated, c.P2P, c.Coll, c.Moved, c.Events, c.MaxShift)
+	if remaining >= 0 {
+		s += fmt.Sprintf("; %d clock-condition violations remain", remaining)
+	}
+	return s + "."
+}
+
+// WriteCorrection prints the statistics of correction c as the reference
+// analyzer does, and how many events moved; remaining is as for
+// CorrectionLine.
+func WriteCorrection(w io.Writer, c *patterns.Correction, remaining int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Timestamp correction (controlled logical clock):\n")
+	fmt.Fprintf(&b, "\t# passes        : %d\n", c.Passes)
+	fmt.Fprintf(&b, "\t# violated      : %d\n", c.Violated)
+	if c.Violated > 0 {
+		fmt.Fprintf(&b, "\t# corrected     : %d\n", c.Corrected)
+		fmt.Fprintf(&b, "\t# reversed-p2p  : %d\n", c.P2P)
+		fmt.Fprintf(&b, "\t# reversed-coll : %d\n", c.Coll)
+		fmt.Fprintf(&b, "\t# reversed-omp  : %d\n", 0)
+		fmt.Fprintf(&b, "\t# events        : %d\n", c.Events)
+		fmt.Fprintf(&b, "\tmax. error      : %.6f [s]\n", c.MaxError)
+		fmt.Fprintf(&b, "\terror at final. : %.6f [%%]\n", 100*c.FinalError)
+		fmt.Fprintf(&b, "\tMax slope       : %.9f\n", c.MaxSlope)
+	}
+	fmt.Fprintf(&b, "\tevents moved    : %d (largest shift %.6f [s])\n", c.Moved, c.MaxShift)
+	if remaining >= 0 {
+		fmt.Fprintf(&b, "\tremaining       : %d clock-condition violations\n", remaining)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

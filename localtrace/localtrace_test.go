@@ -32,7 +32,7 @@ func bundled(name string) string {
 // TestLoadInvariants loads every reference trace and checks the
 // navigation invariants every pattern relies on.
 func TestLoadInvariants(t *testing.T) {
-	for _, tr := range tracetest.All(t) {
+	for _, tr := range tracetest.Archives(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			a, d := open(t, tr.Dir)
 			for _, l := range d.Locations {

@@ -93,9 +93,17 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 				return nil
 			}
 			cp := c.Callpath(c.Index)
+			// An instance begins at the collective's begin event, but a
+			// Wait at N×N at its region's Enter, as in the reference (they
+			// differ after a timestamp correction, which keeps events
+			// at least 1 ns apart).
 			enter := c.Coll.My.Time
 			if idle >= 0 && (topic != replay.FwNToOne || c.Idle > 0) {
-				s.add(Instance{Pattern: uint8(idle), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: key})
+				in := enter
+				if topic == replay.FwNxN {
+					in = c.EnterTime(c.Index)
+				}
+				s.add(Instance{Pattern: uint8(idle), Callpath: cp, Enter: in, Exit: c.Coll.End, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: key})
 			}
 			if completion >= 0 {
 				s.add(Instance{Pattern: uint8(completion), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Completion, Rank: int32(c.Loc.Rank), Coll: key})

@@ -179,6 +179,15 @@ func (c *Ctx) WorldAllreduceSum(v []float64) ([]float64, error) {
 	return out, nil
 }
 
+// WorldAllreduceMax is WorldAllreduceSum with the element-wise maximum.
+func (c *Ctx) WorldAllreduceMax(v []float64) ([]float64, error) {
+	out, err := c.Loc.World.AllreduceFloats(hpc.Max, v)
+	if err != nil {
+		return nil, fmt.Errorf("replay: WorldAllreduceMax: %w", err)
+	}
+	return out, nil
+}
+
 // SkipPass tells the replay not to run pass p, a later pass than the
 // current one, though its topics have subscribers: what it would do
 // turned out to be nothing. Every rank must decide alike (on a world-wide

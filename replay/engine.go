@@ -25,10 +25,11 @@ func NewReplayer(bus *Bus, loc *Location) *Replayer {
 	return r
 }
 
-// Run runs the passes the bus's subscribers need, in the order of the
-// pass table; each builds its communicators when it starts.
+// Run runs the passes the bus's subscribers need, the early ones first,
+// each in the order of the pass table; each builds its communicators
+// when it starts.
 func (r *Replayer) Run() error {
-	for _, p := range passes() {
+	for _, p := range runOrder() {
 		if !r.Bus.Runs(p.id) || r.Loc.skip[p.id] {
 			continue
 		}

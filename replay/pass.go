@@ -10,7 +10,8 @@ import (
 
 // Pass is one walk over every location's events, numbered in the order
 // of the pass table (Forward, Backward, then the passes DefinePass
-// adds), which is the order they run in.
+// adds), which is the order they run in, but for the early passes
+// (PassSpec.Early), which run first.
 type Pass uint8
 
 // The built-in passes.
@@ -91,6 +92,10 @@ type PassSpec struct {
 	// Steps say what the pass does at each event kind; kinds without
 	// a step are skipped.
 	Steps []Step
+	// Early passes prepare the trace for the analysis (timestamp
+	// correction, say): they run before every other pass, the built-in
+	// ones included, in table order.
+	Early bool
 }
 
 // pass is a compiled entry of the pass table.
@@ -242,6 +247,21 @@ func passes() []*pass {
 	passTable.Lock()
 	defer passTable.Unlock()
 	return passTable.passes
+}
+
+// runOrder returns the passes in the order they run: the early passes,
+// then the others, each in table order.
+func runOrder() []*pass {
+	ps := passes()
+	out := make([]*pass, 0, len(ps))
+	for _, early := range []bool{true, false} {
+		for _, p := range ps {
+			if p.spec.Early == early {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // passByID returns pass p, nil for none.

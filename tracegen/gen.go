@@ -125,6 +125,8 @@ func newGen(s Scenario) (*gen, error) {
 		return nil, fmt.Errorf("tracegen: %d iterations", s.Iterations)
 	case s.Gap < 0:
 		return nil, fmt.Errorf("tracegen: negative gap %v", s.Gap)
+	case s.ClockOffset < 0 || s.ClockDrift < 0 || s.ClockDrift >= 1:
+		return nil, fmt.Errorf("tracegen: clock skew %v, drift %g: want an offset of 0 or more and a drift in [0, 1)", s.ClockOffset, s.ClockDrift)
 	}
 	g := &gen{s: s, n: s.Locations, gap: uint64(s.Gap)}
 	regions := map[string]uint32{}

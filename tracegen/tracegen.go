@@ -22,6 +22,7 @@ package tracegen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -154,6 +155,13 @@ type Scenario struct {
 	// communicators it belongs to, and no Cartesian topologies (which
 	// unification does not support).
 	LocalDefs bool
+	// ClockOffset and ClockDrift skew the ranks' clocks: rank r writes the
+	// time t as t + r×ClockOffset + r×ClockDrift×(t − t0), t0 the program's
+	// begin, as unsynchronised clocks would (messages then arrive before
+	// they were sent, on the clocks). The summary describes the program
+	// without skew, which timestamp correction approaches.
+	ClockOffset time.Duration
+	ClockDrift  float64 // seconds per second
 }
 
 // Summary reports what Generate wrote and what an analysis of the trace
@@ -271,6 +279,13 @@ func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
 	w, err := aw.CreateEvents(loc)
 	if err != nil {
 		return fmt.Errorf("tracegen: %w", err)
+	}
+	if g.s.ClockOffset != 0 || g.s.ClockDrift != 0 {
+		off := float64(r) * float64(g.s.ClockOffset.Nanoseconds()) * resolution / 1e9
+		drift := float64(r) * g.s.ClockDrift
+		w.SetClock(func(t uint64) uint64 {
+			return uint64(math.Round(float64(t) + off + drift*float64(t-startTicks)))
+		})
 	}
 	err = g.rank(w, r, id)
 	if cerr := w.Close(); err == nil {

@@ -46,6 +46,13 @@ the imbalance impact). Each needs further replays of the trace:
 --no-rootcause and --no-critical-path leave one out, --single-pass both
 (the wait states alone, in two replays, as fast as possible). The report
 then has no metrics of the parts left out.
+
+Clocks of different nodes (or cores) drift: a trace may show a message
+received before it was sent. scout counts such clock-condition violations
+and clamps the wait states near them. --time-correct first corrects the
+times with the controlled logical clock (as the reference analyzer's
+--time-correct does): receives move to after their sends plus 1 us, the
+events before and after them follow smoothly; it prints what it moved.
 `
 
 // options are the analysis command's settings.
@@ -57,6 +64,10 @@ type options struct {
 	jobs   int
 	// skip are the parts of the analysis left out
 	skip patterns.Parts
+	// timeCorrect corrects the times before the analysis
+	timeCorrect bool
+	// verbose prints details (the correction's statistics)
+	verbose bool
 }
 
 // analysisCmd declares the flags of the analysis on fs and returns what
@@ -72,6 +83,9 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	single := fs.Bool("single-pass", false, "wait states only (--no-rootcause --no-critical-path): no further replays")
 	rc := fs.Bool("rootcause", true, "root-cause analysis, as the reference names it")
 	cp := fs.Bool("critical-path", true, "critical-path analysis, as the reference names it")
+	fs.BoolVar(&o.timeCorrect, "time-correct", false, "correct the timestamps (controlled logical clock) before the analysis, so that no message is received before it was sent")
+	noTC := fs.Bool("no-time-correct", false, "analyze the timestamps as recorded (the default)")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print details: the statistics of the timestamp correction")
 	return func(e *cmdEnv, args []string) error {
 		if len(args) != 1 {
 			e.usage()
@@ -95,6 +109,9 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 				o.skip |= f.part
 			}
 		}
+		if o.timeCorrect && *noTC {
+			return usageError{"--time-correct contradicts --no-time-correct"}
+		}
 		o.trace = args[0]
 		return analyze(o, e.stdout, e.stderr)
 	}
@@ -109,7 +126,7 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plan := analysis.Plan{Trace: o.trace, Jobs: o.jobs, Log: prog, Skip: o.skip}
+	plan := analysis.Plan{Trace: o.trace, Jobs: o.jobs, Log: prog, Skip: o.skip, TimeCorrect: o.timeCorrect}
 	var rep *combine.Report
 	if underMPILauncher() {
 		// Under mpirun every rank would race to unify; there the
@@ -132,6 +149,9 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	}
 	if !o.quiet {
 		rep.WriteSummary(stderr, 5)
+	}
+	if o.verbose {
+		rep.WriteCorrection(stderr)
 	}
 	prog.Printf("wrote %s and %s", report, stat)
 	if o.csv != "" && o.csv != "-" {

@@ -38,6 +38,7 @@ func init() {
 		{"", "[flags] TRACE", "analyze the OTF2 trace TRACE (anchor file or its directory)", func() string { return analysisLong }, analysisCmd},
 		{"tracegen", "[flags]", "write a synthetic trace", func() string { return fmt.Sprintf(tracegenLong, tracegen.KindUsage()) }, tracegenCmd},
 		{"unify", "[flags] ARCHIVE", "build global definitions of a local-definitions archive", func() string { return unifyLong }, unifyCmd},
+		{"correct", "-o OUT [flags] TRACE", "write a copy of TRACE with corrected timestamps", func() string { return correctLong }, correctCmd},
 		{"report", "[flags] FILE.cubex", "summarize a report (--csv: all its values)", func() string { return reportLong }, reportCmd},
 		{"combine", "-o OUT.cubex PART.cubex...", "merge partial reports", func() string { return combineLong }, combineCmd},
 	}

@@ -46,7 +46,7 @@ func TestCubeMatchesReference(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			out := t.TempDir()
 			var stderr bytes.Buffer
-			if err := run([]string{"-q", "-o", out, tr.Dir}, io.Discard, &stderr); err != nil {
+			if err := run(tr.Args("-q", "-o", out), io.Discard, &stderr); err != nil {
 				t.Fatalf("scout: %v\n%s", err, stderr.String())
 			}
 			path := filepath.Join(out, "scout.cubex")

@@ -76,7 +76,7 @@ func TestMPIMatchesInProcess(t *testing.T) {
 				}
 			}
 			want := t.TempDir()
-			if err := run([]string{"-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), tr.Dir}, io.Discard, io.Discard); err != nil {
+			if err := run(tr.Args("-q", "-o", want, "--csv", filepath.Join(want, "scout.csv")), io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			for _, np := range []int{ranks, 1, 2} {
@@ -84,7 +84,7 @@ func TestMPIMatchesInProcess(t *testing.T) {
 					continue
 				}
 				got := t.TempDir()
-				cmd := mpirun(np, bin, "-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), tr.Dir)
+				cmd := mpirun(np, append([]string{bin}, tr.Args("-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"))...)...)
 				if b, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("mpirun -np %d: %v\n%s", np, err, b)
 				}

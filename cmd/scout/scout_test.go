@@ -26,7 +26,7 @@ func TestMatchesReference(t *testing.T) {
 			tmp := t.TempDir()
 			out := filepath.Join(tmp, "out.csv")
 			var stderr bytes.Buffer
-			if err := run([]string{"-q", "-o", tmp, "--csv", out, tr.Dir}, &bytes.Buffer{}, &stderr); err != nil {
+			if err := run(tr.Args("-q", "-o", tmp, "--csv", out), &bytes.Buffer{}, &stderr); err != nil {
 				t.Fatalf("scout: %v\n%s", err, stderr.String())
 			}
 			got, err := tracetest.ReadCSV(out)
@@ -181,7 +181,7 @@ func TestStatisticsMatchReference(t *testing.T) {
 	for _, tr := range tracetest.All(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			tmp := t.TempDir()
-			if err := run([]string{"-q", "-o", tmp, tr.Dir}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+			if err := run(tr.Args("-q", "-o", tmp), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
 			got, want := readStat(t, filepath.Join(tmp, "trace.stat")), readStat(t, tr.Expected("trace.stat"))

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,6 +48,7 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	seed := fs.Uint64("seed", 0, "seed of the jitter (default 1)")
 	program := fs.String("program", "", "program name, the root of every call path (default tracegen)")
 	expect := fs.String("expect", "", "write the closed-form analysis results as CSV to `FILE` (- for stdout)")
+	skew := fs.String("clock-skew", "", "skew the ranks' clocks: rank r's clock reads t + r*`OFFSET[,DRIFT]`*(1, t-t0), e.g. 20us,1e-5 (violations for --time-correct)")
 	localDefs := fs.Bool("local-defs", false, "write only per-location definitions, as before unification (see scout unify)")
 	force := fs.Bool("force", false, "replace a trace in DIR (without it, DIR must be empty or missing)")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress messages")
@@ -114,6 +117,13 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			s.Program = *program
 		}
 		s.LocalDefs = *localDefs
+		if *skew != "" {
+			off, drift, err := parseSkew(*skew)
+			if err != nil {
+				return usageError{"--clock-skew: " + err.Error()}
+			}
+			s.ClockOffset, s.ClockDrift = off, drift
+		}
 		if *events > 0 {
 			if fs.Changed("iterations") {
 				return usageError{"--events and --iterations exclude each other"}
@@ -229,4 +239,20 @@ func checkSpace(dir string, n uint64) error {
 			return nil
 		}
 	}
+}
+
+// parseSkew parses OFFSET[,DRIFT] (a duration and seconds per second).
+func parseSkew(v string) (time.Duration, float64, error) {
+	o, d, hasDrift := strings.Cut(v, ",")
+	off, err := time.ParseDuration(o)
+	if err != nil || off < 0 {
+		return 0, 0, fmt.Errorf("offset %q: want a duration of 0 or more, like 20us", o)
+	}
+	var drift float64
+	if hasDrift {
+		if drift, err = strconv.ParseFloat(d, 64); err != nil || drift < 0 || drift >= 1 {
+			return 0, 0, fmt.Errorf("drift %q: want seconds per second in [0, 1), like 1e-5", d)
+		}
+	}
+	return off, drift, nil
 }

@@ -15,14 +15,37 @@ import (
 	"testing"
 )
 
-// Trace is one reference trace with its expected results.
+// Trace is one reference analysis: a trace, the flags it is analyzed
+// with and the reference's results for them.
 type Trace struct {
-	Name string // directory name, e.g. "ps_late_sender"
+	Name string // directory name, e.g. "ps_late_sender" ("+tc" added for a corrected analysis)
 	Dir  string // directory holding traces.otf2
+	// Flags are the analysis's command-line flags besides the outputs:
+	// --time-correct for the corrected analysis of a trace with clock
+	// violations (whose results are in expected-tc/).
+	Flags []string
+	// expect is the folder of the expected results (default expected)
+	expect string
 }
 
-// Expected returns the path of file name in the trace's expected/ folder.
-func (t Trace) Expected(name string) string { return filepath.Join(t.Dir, "expected", name) }
+// Expected returns the path of file name in the trace's expected-results
+// folder (expected/, or expected-tc/ for a corrected analysis).
+func (t Trace) Expected(name string) string {
+	e := t.expect
+	if e == "" {
+		e = "expected"
+	}
+	return filepath.Join(t.Dir, e, name)
+}
+
+// Args returns the command line of the analysis: flags, then the trace's
+// Flags and directory.
+func (t Trace) Args(flags ...string) []string {
+	return append(append(flags, t.Flags...), t.Dir)
+}
+
+// Corrected reports whether the analysis corrects the timestamps.
+func (t Trace) Corrected() bool { return t.expect == "expected-tc" }
 
 // Root is the repository's root directory.
 func Root() string {
@@ -31,17 +54,37 @@ func Root() string {
 }
 
 // SharedDir is ../shared/traces beside the repository, or "" when absent.
-func SharedDir() string {
-	d := filepath.Join(Root(), "..", "shared", "traces")
+func SharedDir() string { return shared("traces") }
+
+func shared(name string) string {
+	d := filepath.Join(Root(), "..", "shared", name)
 	if st, err := os.Stat(d); err == nil && st.IsDir() {
 		return d
 	}
 	return ""
 }
 
-// All lists the bundled traces (testdata/traces) and, when ../shared is
-// present, the third-party traces there that are not bundled.
+// All lists the reference analyses: of the bundled traces (testdata/traces
+// and testdata/traces-clc) and, when ../shared is present, of the
+// third-party traces there that are not bundled (../shared/traces and
+// ../shared/traces-clc). A trace with clock-condition violations (in a
+// traces-clc folder) is analyzed twice: as recorded (expected/) and
+// with --time-correct (expected-tc/, Name with "+tc").
 func All(t testing.TB) []Trace {
+	var out []Trace
+	for _, tr := range Archives(t) {
+		out = append(out, tr)
+		if _, err := os.Stat(filepath.Join(tr.Dir, "expected-tc")); err == nil {
+			out = append(out, Trace{Name: tr.Name + "+tc", Dir: tr.Dir, Flags: []string{"--time-correct"}, expect: "expected-tc"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Archives lists the reference traces of All once each, analyzed as
+// recorded.
+func Archives(t testing.TB) []Trace {
 	var out []Trace
 	seen := map[string]bool{}
 	add := func(dir string) {
@@ -56,8 +99,10 @@ func All(t testing.TB) []Trace {
 		}
 	}
 	add(filepath.Join(Root(), "testdata", "traces"))
+	add(filepath.Join(Root(), "testdata", "traces-clc"))
 	if s := SharedDir(); s != "" {
 		add(s)
+		add(shared("traces-clc"))
 	} else {
 		t.Logf("../shared/traces is absent: third-party traces are skipped")
 	}

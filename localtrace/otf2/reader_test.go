@@ -123,7 +123,7 @@ func TestClockCorrection(t *testing.T) {
 // TestReadAllTraces decodes every reference trace and checks each
 // location's event count against its definition.
 func TestReadAllTraces(t *testing.T) {
-	for _, tr := range tracetest.All(t) {
+	for _, tr := range tracetest.Archives(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			a, err := Open(tr.Dir)
 			if err != nil {

@@ -21,7 +21,13 @@ type EventWriter struct {
 	closer io.Closer
 	done   func(n uint64, err error)
 	closed bool
+	clock  func(uint64) uint64 // SetClock
 }
+
+// SetClock makes the writer store clock(t) for every time t it is given
+// (the reading of a skewed clock, say); clock must not decrease. Call it
+// before the first record.
+func (w *EventWriter) SetClock(clock func(t uint64) uint64) { w.clock = clock }
 
 // NewEventWriter returns a writer of an event stream to w with the given
 // chunk size (DefaultChunkSizeEvents for Score-P's). Close must be called
@@ -74,6 +80,9 @@ func (w *EventWriter) begin(t uint64, n int) error {
 	}
 	if w.closed {
 		return errors.New("otf2: event writer is closed")
+	}
+	if w.clock != nil {
+		t = w.clock(t)
 	}
 	if t < w.time {
 		c.err = fmt.Errorf("otf2: event %d: time %d goes back (previous %d)", c.n+1, t, w.time)

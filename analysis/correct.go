@@ -1,0 +1,223 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"scout/localtrace"
+	"scout/localtrace/otf2"
+	"scout/patterns"
+)
+
+// Correct corrects the timestamps of the trace of p (as Plan.TimeCorrect
+// does before an analysis) and writes the corrected trace as a new OTF2
+// archive in directory out, which must not exist yet: it is written
+// beside it first and renamed when complete. The new archive has the
+// original's definitions and events with the corrected times; its events
+// carry global identifiers (no mapping tables) and need no clock
+// offsets. Locations that take no part in the replay (threads other than
+// a rank's master) keep their times.
+//
+// The corrected times fall between the original timer's ticks, and the
+// analysis's delay costs can depend on differences of a few ulps between
+// them (ties of a corrected collective's ends, say): the new archive's
+// timer therefore counts 2^k ticks per second, with the largest k that
+// keeps twice the trace's length below 2^62 ticks (k = 58 for a 5 s
+// trace), time zero being the original's. Every time from 2^(52-k) s on
+// (16 ms for a 5 s trace) is then stored exactly, and the corrected
+// archive analyzes to the values of the corrected analysis of the
+// original. Correct returns what the correction did.
+func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, error) {
+	if _, err := os.Lstat(out); err == nil {
+		return nil, fmt.Errorf("%s exists: the corrected archive goes into a new directory", out)
+	}
+	p.TimeCorrect = true
+	p.Patterns = []patterns.Pattern{}
+	s, err := open(p)
+	if err != nil {
+		return nil, err
+	}
+	s.correctOnly = true
+	s.log.Printf("read definitions of %s: %d locations (%d ranks)", p.Trace, len(s.defs.Locations), len(s.masters))
+	all, failed, err := s.loadAll(ctx, s.masters, s.others)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, explainFailure(failed)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the corrected archive: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	cw, err := s.newCorrectedArchive(tmp, all)
+	if err != nil {
+		return nil, err
+	}
+	s.keep = cw.write
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if fs := s.replayInProcess(all[:len(s.masters)]); fs != nil {
+		return nil, explainFailure(fs)
+	}
+	for _, loc := range s.others {
+		if err := cw.write(loc, nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := cw.close(s.defs); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return nil, fmt.Errorf("creating the corrected archive: %w", err)
+	}
+	done = true
+	corr := &patterns.Correction{}
+	for _, l := range all[:len(s.masters)] {
+		if l.correction != nil {
+			corr.Add(*l.correction)
+		}
+	}
+	s.log.Printf("wrote the corrected trace %s", filepath.Join(out, s.archive.Name+".otf2"))
+	return corr, nil
+}
+
+// correctedArchive writes the corrected trace.
+type correctedArchive struct {
+	src *otf2.Archive
+	w   *otf2.ArchiveWriter
+	// the original clock
+	offset uint64
+	res    float64
+	// the new one: 2^shift ticks per second
+	shift int
+	mu    sync.Mutex
+	last  uint64 // latest tick written
+}
+
+func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArchive, error) {
+	end := float64(s.defs.Clock.TraceLength) / float64(s.defs.Clock.TimerResolution)
+	for _, l := range ls {
+		if l.trace != nil && len(l.trace.Events) > 0 {
+			end = max(end, l.trace.Events[len(l.trace.Events)-1].Time)
+		}
+	}
+	shift := 62 - int(math.Ceil(math.Log2(2*end+1)))
+	if shift > 62 || float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
+		return nil, fmt.Errorf("%s: a trace of %.6g s cannot be written on a finer timer than its own (%d ticks per second)",
+			s.archive.GlobalDefPath(), end, s.defs.Clock.TimerResolution)
+	}
+	an := s.archive.Anchor
+	an.NumLocations, an.NumGlobalDefs = 0, 0
+	if an.Creator != "" {
+		an.Creator += ", timestamps corrected by scout"
+	} else {
+		an.Creator = "scout (timestamps corrected)"
+	}
+	an.Substrate, an.Compression, an.BigEndian = otf2.SubstratePOSIX, otf2.CompressionNone, false
+	an.NumSnapshots, an.NumThumbnails = 0, 0
+	w, err := otf2.CreateArchive(dir, s.archive.Name, an)
+	if err != nil {
+		return nil, err
+	}
+	return &correctedArchive{src: s.archive, w: w, offset: s.defs.Clock.GlobalOffset,
+		res: float64(s.defs.Clock.TimerResolution), shift: shift}, nil
+}
+
+// write copies location loc's events with the times of t (nil: the
+// original times).
+func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
+	ld, err := c.src.ReadLocalDefs(loc)
+	if err != nil {
+		return err
+	}
+	r, err := c.src.OpenEvents(loc, ld)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := c.w.WriteLocalDefs(loc, nil); err != nil {
+		return err
+	}
+	ew, err := c.w.CreateEvents(loc)
+	if err != nil {
+		return err
+	}
+	n, last, err := c.copyEvents(r, ew, t)
+	if cerr := ew.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing the corrected events of location %d: %w", loc, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if t != nil && n != len(t.Events) {
+		return fmt.Errorf("%s has %d events, the analysis loaded %d", r.Path(), n, len(t.Events))
+	}
+	c.mu.Lock()
+	c.last = max(c.last, last)
+	c.mu.Unlock()
+	return nil
+}
+
+// copyEvents copies the events of r to ew, with the times of t (nil: the
+// original times) on the finer timer; it returns the number of events
+// and the last tick.
+func (c *correctedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace) (int, uint64, error) {
+	res := math.Ldexp(1, c.shift)
+	var last uint64
+	for i := 0; ; i++ {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return i, last, nil
+		}
+		if err != nil {
+			return i, last, err
+		}
+		sec := float64(int64(ev.Time-c.offset)) / c.res
+		if t != nil {
+			if i >= len(t.Events) {
+				return i, last, fmt.Errorf("%s: more events than the analysis loaded (%d)", r.Path(), len(t.Events))
+			}
+			sec = t.Events[i].Time
+		}
+		tick := uint64(0)
+		if sec > 0 {
+			v := math.Round(sec * res)
+			if v >= 1<<63 {
+				return i, last, fmt.Errorf("%s: event %d at %.9f s is beyond the corrected archive's timer", r.Path(), i, sec)
+			}
+			tick = uint64(v)
+		}
+		ev.Time = max(tick, last) // (0 for a time before time zero)
+		last = ev.Time
+		if err := ew.Write(ev); err != nil {
+			return i, last, fmt.Errorf("%s: writing the corrected events: %w", r.Path(), err)
+		}
+	}
+}
+
+// close writes the global definitions, with the finer timer, and the
+// anchor.
+func (c *correctedArchive) close(defs *otf2.Defs) error {
+	d := *defs
+	d.Clock.TimerResolution = 1 << c.shift
+	d.Clock.GlobalOffset = 0
+	d.Clock.TraceLength = c.last + 1
+	if err := c.w.WriteGlobalDefs(&d); err != nil {
+		return err
+	}
+	return c.w.Close()
+}
