@@ -214,6 +214,7 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 		return nil, err
 	}
 	s.log.Printf("read definitions of %s: %d locations (%d ranks), %d regions", p.Trace, len(s.defs.Locations), len(s.masters), len(s.defs.Regions))
+	s.warnThreads()
 	all, failed, err := s.loadAll(ctx, s.masters, s.others)
 	if err != nil {
 		return nil, err
@@ -383,6 +384,14 @@ func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
 		l.instances[i].Callpath = l.global[l.instances[i].Callpath]
 	}
 	return res, l.instances
+}
+
+// warnThreads says that the timestamp correction leaves thread locations
+// alone (it replays the ranks' master threads).
+func (s *session) warnThreads() {
+	if s.plan.TimeCorrect && len(s.others) > 0 {
+		s.log.Warnf("the timestamp correction corrects the master thread of each rank; the %d other thread locations keep their times", len(s.others))
+	}
 }
 
 // warnCCV reports clock-condition violations, if any.

@@ -45,6 +45,7 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 	}
 	s.correctOnly = true
 	s.log.Printf("read definitions of %s: %d locations (%d ranks)", p.Trace, len(s.defs.Locations), len(s.masters))
+	s.warnThreads()
 	all, failed, err := s.loadAll(ctx, s.masters, s.others)
 	if err != nil {
 		return nil, err

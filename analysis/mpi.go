@@ -87,6 +87,9 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	} else {
 		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
+	if me == 0 {
+		s.warnThreads()
+	}
 	faultInjection(me)
 	if err := sameArchive(w, s.archive); err != nil {
 		return nil, reportOnce(w, err)
