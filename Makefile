@@ -77,12 +77,15 @@ rootcause-bench:
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --ranks 4 --events 8000000 --variant "" --variant --single-pass $(if $(TRACE),--trace $(TRACE))
 
 SKEWED := scaling/skewed-4x8M
+# The correction's cost: the skewed trace analyzed with --time-correct
+# against its corrected copy (scout correct) analyzed as it is.
 timecorrect-bench: build
 	./$(BIN) tracegen -q --force -o $(SKEWED) --ranks 4 --events 8000000 --seed 1 --clock-skew 20us,1e-5 \
 		--phase compute:imbalance=10us,jitter=50us --phase ring:jitter=100us --phase late_sender:delay=20us \
 		--phase allreduce:jitter=50us --phase barrier
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) \
-		--variant "" --variant --time-correct --variant --single-pass --variant "--single-pass --time-correct"
+	rm -rf $(SKEWED)-corrected && ./$(BIN) correct -q -o $(SKEWED)-corrected $(SKEWED)
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED)-corrected --variant "" --variant --single-pass
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -1,7 +1,9 @@
 package patterns
 
 import (
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -14,8 +16,8 @@ import (
 // receives data) must come after its send (the latest sending member's
 // begin) plus a minimal latency. It is the controlled logical clock of
 // Becker et al. (2009) in the form of Scalasca 2.6, whose results it
-// reproduces (doc/timecorrect.md). Two early passes of
-// the replay change the events' times in place:
+// reproduces (doc/timecorrect.md). An early pass of the replay and the
+// work at its end change the events' times in place:
 //
 //   - clcfwd, forward amortization: every event's clock advances by at
 //     least δ = 1 ns and by γ = 0.99999 times its original distance from
@@ -31,11 +33,13 @@ import (
 //     MPI_Finalize synchronise all ranks. Events that Scalasca's
 //     reader drops (communicator management and its pseudo
 //     collectives) do not advance the clock; they keep their place.
-//   - clcbwd, backward amortization, only when some rank moved a
-//     receive: messages carry the receiver's corrected time back, so
-//     that each send (and each collective's begin) learns the latest
-//     time it may have. Then, for every moved receive R in time order
-//     (moved by Δ from its unjumped clock r), the events before it are
+//   - the backward amortization, only when some rank moved a receive:
+//     every send learns the latest time it may have (its receive's
+//     corrected time less the latency: the receivers send these times to
+//     the senders at the end of clcfwd, one message per pair of ranks;
+//     the begin of a collective learns it in clcfwd's exchange at the
+//     collective). Then, for every moved receive R in time order (moved
+//     by Δ from its unjumped clock r), the events before it are
 //     shifted by a linear ramp that rises from 0 at r − Δ/0.01 (or at
 //     the location's first event) to Δ at R; where that would push a
 //     send past its latest time, the ramp starts at that send instead
@@ -96,10 +100,6 @@ var (
 	ClcFwdSend     = replay.NewTopic("ClcFwdSend")
 	ClcFwdRecv     = replay.NewTopic("ClcFwdRecv")
 	ClcFwdCollEnd  = replay.NewTopic("ClcFwdCollEnd")
-	ClcBwdLeave    = replay.NewTopic("ClcBwdLeave")
-	ClcBwdRecv     = replay.NewTopic("ClcBwdRecv")
-	ClcBwdSend     = replay.NewTopic("ClcBwdSend")
-	ClcBwdCollEnd  = replay.NewTopic("ClcBwdCollEnd")
 	clcCorrectTime = replay.NewField("clc.time", replay.Float64Codec)
 
 	// ClcFwd is the forward amortization: a message carries the
@@ -113,18 +113,6 @@ var (
 			{Kind: localtrace.KindRecv, Do: replay.Take, Post: ClcFwdRecv},
 			{Kind: localtrace.KindIrecv, Do: replay.Take, Post: ClcFwdRecv},
 			{Kind: localtrace.KindCollEnd, Do: replay.Collective, Pre: ClcFwdCollEnd},
-		}})
-	// ClcBwd is the backward amortization: a message carries the
-	// receiver's corrected time back to the sender.
-	ClcBwd = replay.DefinePass(replay.PassSpec{Name: "clcbwd", Order: replay.ReverseOrder, Early: true,
-		Topics: []replay.Topic{ClcBwdLeave, ClcBwdRecv, ClcBwdSend, ClcBwdCollEnd},
-		Steps: []replay.Step{
-			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: ClcBwdLeave},
-			{Kind: localtrace.KindRecv, Do: replay.Ship, Pre: ClcBwdRecv},
-			{Kind: localtrace.KindIrecv, Do: replay.Ship, Pre: ClcBwdRecv},
-			{Kind: localtrace.KindSend, Do: replay.Take, Post: ClcBwdSend},
-			{Kind: localtrace.KindIsend, Do: replay.Take, Post: ClcBwdSend},
-			{Kind: localtrace.KindCollEnd, Do: replay.Collective, Pre: ClcBwdCollEnd},
 		}})
 )
 
@@ -149,7 +137,11 @@ type clock struct {
 	// whose data flows out, the Enter of MPI_Init and MPI_Finalize) with
 	// the latest time each may have, which the backward pass finds.
 	sends []latestSend
-	one   [1]float64
+	// sent and received are the messages of the forward pass, in order
+	sent, received []int32
+	one            [1]float64
+	two            [2]float64
+	three          [3]float64
 }
 
 type movedRecv struct {
@@ -173,6 +165,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		k.upTo(c.Index)
 		k.intern(c.Index)
 		replay.Put(c, clcCorrectTime, k.t.Events[c.Index].Time)
+		k.sent = append(k.sent, int32(c.Index))
 		return nil
 	})
 	bus.On(ClcFwdRecv, func(c *replay.Ctx) error {
@@ -180,6 +173,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		send, _ := replay.Get(c, clcCorrectTime)
 		k.upTo(c.Index)
 		k.recv(c.Index, send+clcLatency, kindP2P)
+		k.received = append(k.received, int32(c.Index))
 		return nil
 	})
 	bus.On(ClcFwdLeave, func(c *replay.Ctx) error {
@@ -188,12 +182,18 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 			return nil
 		}
 		k.upTo(c.Index)
-		k.one[0] = k.t.Events[c.Trace.EnterOf(c.Index)].Time
-		latest, err := c.WorldAllreduceMax(k.one[:])
+		// the latest Enter is the send; the earliest corrected Leave,
+		// max(latest + λ, earliest uncorrected Leave), bounds the Enter
+		enter := int(c.Trace.EnterOf(c.Index))
+		in := k.open(c.Index)
+		k.two = [2]float64{k.t.Events[enter].Time, -in}
+		v, err := c.WorldAllreduceMax(k.two[:])
 		if err != nil {
 			return err
 		}
-		k.recv(c.Index, latest[0]+clcLatency, kindColl)
+		latest := v[0] + clcLatency
+		k.settle(c.Index, in, latest, kindColl)
+		k.sends = append(k.sends, latestSend{enter, max(latest, -v[1]) - clcLatency})
 		return nil
 	})
 	bus.On(ClcFwdCollEnd, func(c *replay.Ctx) error {
@@ -202,48 +202,27 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		return k.fwdCollective(c)
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		switch c.Pass {
-		case ClcFwd:
-			k.begin(c)
-			k.upTo(len(k.t.Events))
-			k.finishForward()
-			k.one[0] = float64(k.st.Violated)
-			n, err := c.WorldAllreduceSum(k.one[:])
-			if err != nil {
-				return err
-			}
-			if n[0] == 0 {
-				c.SkipPass(ClcBwd)
-				k.finish()
-			}
-		case ClcBwd:
-			k.amortizeBackward()
-			k.finish()
-		}
-		return nil
-	})
-	bus.On(ClcBwdRecv, func(c *replay.Ctx) error {
-		replay.Put(c, clcCorrectTime, c.Event().Time)
-		return nil
-	})
-	bus.On(ClcBwdSend, func(c *replay.Ctx) error {
-		recv, _ := replay.Get(c, clcCorrectTime)
-		k.sends = append(k.sends, latestSend{c.Index, recv - clcLatency})
-		return nil
-	})
-	bus.On(ClcBwdLeave, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Event().A)&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if c.Pass != ClcFwd {
 			return nil
 		}
-		k.one[0] = -c.Event().Time
-		earliest, err := c.WorldAllreduceMax(k.one[:])
+		k.begin(c)
+		k.upTo(len(k.t.Events))
+		k.finishForward()
+		k.one[0] = float64(k.st.Violated)
+		n, err := c.WorldAllreduceSum(k.one[:])
 		if err != nil {
 			return err
 		}
-		k.sends = append(k.sends, latestSend{int(c.Trace.EnterOf(c.Index)), -earliest[0] - clcLatency})
+		if n[0] > 0 {
+			// the backward amortization, where some rank moved a receive
+			if err := k.messageBounds(c); err != nil {
+				return err
+			}
+			k.amortizeBackward()
+		}
+		k.finish()
 		return nil
 	})
-	bus.On(ClcBwdCollEnd, k.bwdCollective)
 	return &k.st
 }
 
@@ -321,13 +300,25 @@ func (k *clock) intern(i int) {
 // recv amortizes receive event i, whose data was sent at (corrected
 // time plus latency) send.
 func (k *clock) recv(i int, send float64, kind violationKind) {
-	e := &k.t.Events[i]
-	cur := e.Time
+	k.settle(i, k.open(i), send, kind)
+}
+
+// open advances the clock to receive event i as to an internal event
+// and returns that value; settle then moves the event to after its send.
+func (k *clock) open(i int) float64 {
+	cur := k.t.Events[i].Time
 	if !k.started {
 		k.started, k.first = true, cur
 		k.value, k.prev = cur-clcDelta, cur-clcDelta
 	}
-	in := k.tick(cur)
+	return k.tick(cur)
+}
+
+// settle gives receive event i, whose clock is in without its send, the
+// time after its send at send (the send's corrected time plus latency).
+func (k *clock) settle(i int, in, send float64, kind violationKind) {
+	e := &k.t.Events[i]
+	cur := e.Time
 	k.value = max(send, in)
 	if in < send {
 		k.st.Violated++
@@ -372,7 +363,7 @@ func (k *clock) finish() {
 			k.st.MaxShift = max(k.st.MaxShift, math.Abs(d))
 		}
 	}
-	k.orig, k.moved, k.sends = nil, nil, nil
+	k.orig, k.moved, k.sends, k.sent, k.received = nil, nil, nil, nil, nil
 }
 
 // beginOf returns the index of the begin event of the collective that
@@ -385,7 +376,12 @@ func beginOf(t *localtrace.Trace, i int) int {
 }
 
 // fwdCollective moves the end of a collective that receives data to
-// after the latest begin of its senders.
+// after the latest begin of its senders, and finds the latest time of its
+// begin if it sends data: before the earliest corrected end of its
+// receivers. A receiver's corrected end is max(latest begin + λ, its
+// uncorrected clock), so one exchange of the begins and the uncorrected
+// clocks yields both (min and max are exact: the bound is what a
+// backward exchange of the corrected ends would give).
 func (k *clock) fwdCollective(c *replay.Ctx) error {
 	info := c.Trace.Collective(c.Index)
 	class := replay.ClassOf(info.Op)
@@ -396,125 +392,219 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 	if err != nil {
 		return err
 	}
-	begin := k.t.Events[beginOf(k.t, c.Index)].Time
-	if info.Sent == 0 {
-		begin = -math.MaxFloat64 // sends nothing: cannot be late
-	}
-	latest := -math.MaxFloat64
-	receives := info.Received > 0
+	const huge = math.MaxFloat64
+	i := c.Index
+	b := beginOf(k.t, i)
+	begin := k.t.Events[b].Time
+	sends, receives := info.Sent > 0, info.Received > 0
 	root := int(info.Root)
+	out := func(v float64) float64 { // the begin, if it sends
+		if sends {
+			return v
+		}
+		return -huge
+	}
+	var in float64
 	switch class {
 	case replay.CollBarrier:
-		begin = k.t.Events[beginOf(k.t, c.Index)].Time
-		receives = true
-		fallthrough
+		in = k.open(i)
+		k.two = [2]float64{begin, -in}
+		v, err := c.AllreduceMax(k.two[:])
+		if err != nil {
+			return err
+		}
+		latest := v[0] + clcLatency
+		k.settle(i, in, latest, kindColl)
+		k.bound(b, max(latest, -v[1]))
 	case replay.CollNxN:
-		k.one[0] = begin
-		v, err := c.AllreduceMax(k.one[:])
+		// receivers: the members that receive data
+		in = k.open(i)
+		k.two = [2]float64{out(begin), -huge}
+		if receives {
+			k.two[1] = -in
+		}
+		v, err := c.AllreduceMax(k.two[:])
 		if err != nil {
 			return err
 		}
-		latest = v[0]
+		latest := v[0] + clcLatency
+		if !receives {
+			latest = -huge
+		}
+		k.settle(i, in, latest, kindColl)
+		if sends {
+			k.bound(b, earliest(v[0]+clcLatency, -v[1]))
+		} else {
+			k.bound(b, huge)
+		}
 	case replay.CollOneToN:
-		v, err := c.BcastFloat(root, begin)
+		// the root sends; the others that receive data wait for it; the
+		// root's own end counts among the receivers' (it receives data
+		// from itself, if any)
+		in = k.open(i)
+		k.three = [3]float64{-huge, -huge, -huge}
+		if me == root {
+			k.three[0] = out(begin)
+			if receives {
+				k.three[2] = -in
+			}
+		} else if receives {
+			k.three[1] = -in
+		}
+		v, err := c.AllreduceMax(k.three[:])
 		if err != nil {
 			return err
 		}
-		latest = v
-		receives = receives && me != root
+		if me != root {
+			latest := -huge
+			if receives {
+				latest = v[0] + clcLatency
+			}
+			k.settle(i, in, latest, kindColl)
+			return nil
+		}
+		k.settle(i, in, -huge, kindColl) // an internal event on the root
+		if sends {
+			k.bound(b, min(earliest(v[0]+clcLatency, -v[1]), -v[2]))
+		} else {
+			k.bound(b, huge)
+		}
 	case replay.CollNToOne:
-		k.one[0] = begin
-		v, err := c.ReduceMax(root, k.one[:])
+		// the root waits for the senders; the senders' bound is the
+		// root's corrected end
+		in = k.open(i)
+		k.two = [2]float64{out(begin), -huge}
+		if me == root && receives {
+			k.two[1] = in
+		}
+		v, err := c.AllreduceMax(k.two[:])
 		if err != nil {
 			return err
+		}
+		rootEnd := huge // the root receives nothing: no bound
+		if v[1] != -huge {
+			rootEnd = max(v[0]+clcLatency, v[1])
 		}
 		if me == root {
-			latest = v[0]
+			latest := -huge
+			if receives {
+				latest = v[0] + clcLatency
+			}
+			k.settle(i, in, latest, kindColl)
+			return nil
 		}
-		receives = receives && me == root
+		k.settle(i, in, -huge, kindColl)
+		if sends {
+			k.bound(b, rootEnd)
+		} else {
+			k.bound(b, huge)
+		}
 	case replay.CollScan:
-		k.one[0] = begin
-		all, err := c.Allgather(k.one[:])
+		// member j waits for the senders of ranks up to j; the bound is
+		// the earliest corrected end of the receivers of ranks from j on
+		in = k.open(i)
+		k.two = [2]float64{out(begin), huge}
+		if receives {
+			k.two[1] = in
+		}
+		all, err := c.Allgather(k.two[:])
 		if err != nil {
 			return err
 		}
-		if len(all) != size {
-			return errCollSize(len(all), size)
+		if len(all) != 2*size {
+			return errCollSize(len(all)/2, size)
 		}
-		latest = slices.Max(all[:me+1])
+		latest, ends := -huge, huge
+		for j := 0; j < size; j++ {
+			latest = max(latest, all[2*j])
+			if j == me {
+				if receives {
+					k.settle(i, in, latest+clcLatency, kindColl)
+				} else {
+					k.settle(i, in, -huge, kindColl)
+				}
+			}
+			if j >= me && all[2*j+1] != huge {
+				ends = min(ends, max(latest+clcLatency, all[2*j+1]))
+			}
+		}
+		if sends {
+			k.bound(b, ends)
+		} else {
+			k.bound(b, huge)
+		}
 	}
-	if !receives {
-		return nil // an internal event
-	}
-	k.recv(c.Index, latest+clcLatency, kindColl)
 	return nil
 }
 
-// bwdCollective finds the latest time of a collective's begin that
-// sends data: before the earliest end of its receivers.
-func (k *clock) bwdCollective(c *replay.Ctx) error {
-	info := c.Trace.Collective(c.Index)
-	class := replay.ClassOf(info.Op)
-	if class == replay.CollNone || c.Env.IsSelf(info.Comm) {
-		return nil
+// earliest is the earliest corrected end of receivers whose earliest
+// uncorrected clock is in (huge: none), sent to at latest+λ.
+func earliest(latest, in float64) float64 {
+	if in == math.MaxFloat64 {
+		return in
 	}
-	me, size, err := c.CollMember()
-	if err != nil {
-		return err
+	return max(latest, in)
+}
+
+// bound records the latest time of logical send b: before end (the
+// earliest end of its receivers), less the latency.
+func (k *clock) bound(b int, end float64) {
+	k.sends = append(k.sends, latestSend{b, end - clcLatency})
+}
+
+// clcTag is the tag of the corrected receive times that every location
+// sends to the senders of its messages.
+const clcTag = 0x434c43
+
+// messageBounds gives every message's send the latest time it may have:
+// its receive's corrected time less the latency. Every location sends
+// the senders of its messages their receives' corrected times, one
+// message per sender: per communicator and tag, messages between two
+// ranks are received in the order they were sent.
+func (k *clock) messageBounds(c *replay.Ctx) error {
+	type key struct{ comm, tag uint32 }
+	out := map[int][]byte{}
+	for _, i := range k.received {
+		m := k.t.Message(int(i))
+		src := worldRank(c, m.Comm, int(m.Peer))
+		b := binary.LittleEndian.AppendUint32(out[src], m.Comm)
+		b = binary.LittleEndian.AppendUint32(b, m.Tag)
+		out[src] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.t.Events[i].Time))
 	}
-	end := c.Event().Time
-	if info.Received == 0 {
-		end = math.MaxFloat64 // receives nothing: cannot bound a send
+	for _, src := range slices.Sorted(maps.Keys(out)) {
+		if err := c.Loc.World.Send(src, clcTag, out[src]); err != nil {
+			return fmt.Errorf("timestamp correction: sending receive times to rank %d: %w", src, err)
+		}
 	}
-	earliest := math.MaxFloat64
-	sends := true
-	root := int(info.Root)
-	switch class {
-	case replay.CollBarrier:
-		end = c.Event().Time
-		fallthrough
-	case replay.CollNxN:
-		k.one[0] = -end
-		v, err := c.AllreduceMax(k.one[:])
+	byDest := map[int][]int32{}
+	for _, i := range k.sent {
+		m := k.t.Message(int(i))
+		dst := worldRank(c, m.Comm, int(m.Peer))
+		byDest[dst] = append(byDest[dst], i)
+	}
+	for _, dst := range slices.Sorted(maps.Keys(byDest)) {
+		data, err := c.Loc.World.Recv(dst, clcTag)
 		if err != nil {
-			return err
+			return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
 		}
-		earliest = -v[0]
-	case replay.CollOneToN:
-		k.one[0] = -end
-		v, err := c.ReduceMax(root, k.one[:])
-		if err != nil {
-			return err
+		queues := map[key][]float64{}
+		for ; len(data) >= 16; data = data[16:] {
+			kk := key{binary.LittleEndian.Uint32(data), binary.LittleEndian.Uint32(data[4:])}
+			queues[kk] = append(queues[kk], math.Float64frombits(binary.LittleEndian.Uint64(data[8:])))
 		}
-		if me == root {
-			earliest = -v[0]
+		if len(data) != 0 {
+			return fmt.Errorf("timestamp correction: malformed receive times from rank %d", dst)
 		}
-		sends = me == root
-	case replay.CollNToOne:
-		v, err := c.BcastFloat(root, end)
-		if err != nil {
-			return err
+		for _, i := range byDest[dst] {
+			m := k.t.Message(int(i))
+			q := queues[key{m.Comm, m.Tag}]
+			if len(q) == 0 {
+				return fmt.Errorf("timestamp correction: rank %d received fewer messages of communicator %d, tag %d than rank %d sent", dst, m.Comm, m.Tag, c.Loc.Rank)
+			}
+			k.sends = append(k.sends, latestSend{int(i), q[0] - clcLatency})
+			queues[key{m.Comm, m.Tag}] = q[1:]
 		}
-		earliest = v
-		sends = me != root
-	case replay.CollScan:
-		k.one[0] = end
-		all, err := c.Allgather(k.one[:])
-		if err != nil {
-			return err
-		}
-		if len(all) != size {
-			return errCollSize(len(all), size)
-		}
-		earliest = slices.Min(all[me:])
 	}
-	if !sends {
-		return nil
-	}
-	if info.Sent == 0 && class != replay.CollBarrier {
-		earliest = math.MaxFloat64
-	}
-	k.sends = append(k.sends, latestSend{beginOf(k.t, c.Index), earliest - clcLatency})
 	return nil
 }
 

@@ -101,33 +101,38 @@ func TestUnmatchedMessage(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "expected"))
 	dropFirstSend(t, dir, 0)
 
-	out := t.TempDir()
-	done := make(chan error, 1)
-	var stderr bytes.Buffer
-	go func() {
-		done <- run([]string{"-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir}, io.Discard, &stderr)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("scout hangs on a trace with an unmatched receive")
-	}
-	if err == nil {
-		t.Fatal("no error for a trace with an unmatched receive")
-	}
-	msg := err.Error()
-	for _, want := range []string{"deadlock", "location 1", "event 24", "Recv(src=0"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error does not mention %q:\n%s", want, msg)
-		}
-	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Errorf("failed run left files behind: %v", names)
+	for _, flags := range [][]string{nil, {"--time-correct"}} {
+		t.Run(strings.Join(append([]string{"flags"}, flags...), " "), func(t *testing.T) {
+			out := t.TempDir()
+			done := make(chan error, 1)
+			var stderr bytes.Buffer
+			go func() {
+				args := append([]string{"-q", "-o", out, "--csv", filepath.Join(out, "x.csv")}, flags...)
+				done <- run(append(args, dir), io.Discard, &stderr)
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("scout hangs on a trace with an unmatched receive")
+			}
+			if err == nil {
+				t.Fatal("no error for a trace with an unmatched receive")
+			}
+			msg := err.Error()
+			for _, want := range []string{"deadlock", "location 1", "event 24", "Recv(src=0"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error does not mention %q:\n%s", want, msg)
+				}
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("failed run left files behind: %v", names)
+			}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"scout/internal/tracetest"
+	"scout/localtrace/otf2"
 	"scout/tracegen"
 )
 
@@ -118,4 +119,37 @@ func merge(a, b tracetest.Cells) tracetest.Cells {
 		out[k] = v
 	}
 	return out
+}
+
+// TestCorrectUnmatchedSend: a send without its receive in a trace whose
+// correction needs the backward amortization ends in an error, not a
+// hang.
+func TestCorrectUnmatchedSend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "skewed")
+	s := tracegen.Scenario{Locations: 2, Iterations: 5, ClockOffset: 50 * time.Microsecond,
+		Phases: []tracegen.Phase{{Kind: tracegen.LateSender, Work: time.Millisecond}}}
+	if _, err := tracegen.Generate(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	dropped := 0
+	rewriteEvents(t, dir, 1, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if ev.Type == otf2.EvMpiRecv && dropped < 5 {
+			dropped++ // every receive of rank 1 from rank 0
+			return nil
+		}
+		return w.Write(ev)
+	})
+	done := make(chan error, 1)
+	go func() {
+		done <- run([]string{"-q", "--time-correct", "-o", t.TempDir(), dir}, io.Discard, io.Discard)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("no error for sends without receives")
+		}
+		t.Log(err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("scout --time-correct hangs on sends without receives")
+	}
 }
