@@ -213,14 +213,9 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.log.Printf("read definitions of %s: %d locations (%d ranks), %d regions", p.Trace, len(s.defs.Locations), len(s.masters), len(s.defs.Regions))
-	s.warnThreads()
-	all, failed, err := s.loadAll(ctx, s.masters, s.others)
+	all, err := s.loadInProcess(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if failed != nil {
-		return nil, explainFailure(failed)
 	}
 	tree, err := s.unifyLocal(all)
 	if err != nil {
@@ -243,6 +238,22 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	s.warnCCV(rep)
 	s.log.Printf("analyzed %d events of %d locations, %d call paths, in %.2fs", rep.Events, len(all), len(tree.Nodes), time.Since(start).Seconds())
 	return rep, nil
+}
+
+// loadInProcess loads every location of the trace in this process (the
+// masters first, in rank order); a location that cannot be loaded fails
+// the analysis with the failures of all.
+func (s *session) loadInProcess(ctx context.Context) ([]*located, error) {
+	s.log.Printf("read definitions of %s: %d locations (%d ranks), %d regions", s.plan.Trace, len(s.defs.Locations), len(s.masters), len(s.defs.Regions))
+	s.warnThreads()
+	all, failed, err := s.loadAll(ctx, s.masters, s.others)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		return nil, explainFailure(failed)
+	}
+	return all, nil
 }
 
 // replayInProcess replays the master locations, in rank order, as the

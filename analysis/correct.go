@@ -44,14 +44,9 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 		return nil, err
 	}
 	s.correctOnly = true
-	s.log.Printf("read definitions of %s: %d locations (%d ranks)", p.Trace, len(s.defs.Locations), len(s.masters))
-	s.warnThreads()
-	all, failed, err := s.loadAll(ctx, s.masters, s.others)
+	all, err := s.loadInProcess(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if failed != nil {
-		return nil, explainFailure(failed)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".tmp-")
 	if err != nil {
