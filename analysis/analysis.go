@@ -195,10 +195,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 			l.setRow(replay.Metric(m), row)
 		}
 	}
-	if corr != nil {
-		l.correction = corr
-	}
-	l.ccv, l.instances, l.trace = loc.CCV, stats.Instances, nil
+	l.correction, l.ccv, l.instances, l.trace = corr, loc.CCV, stats.Instances, nil
 	return nil
 }
 

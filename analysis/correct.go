@@ -112,7 +112,7 @@ func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArch
 		}
 	}
 	shift := 62 - int(math.Ceil(math.Log2(2*end+1)))
-	if shift > 62 || float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
+	if float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
 		return nil, fmt.Errorf("%s: a trace of %.6g s cannot be written on a finer timer than its own (%d ticks per second)",
 			s.archive.GlobalDefPath(), end, s.defs.Clock.TimerResolution)
 	}

@@ -191,9 +191,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		if err != nil {
 			return err
 		}
-		latest := v[0] + clcLatency
-		k.settle(c.Index, in, latest, kindColl)
-		k.sends = append(k.sends, latestSend{enter, max(latest, -v[1]) - clcLatency})
+		k.synchronise(c.Index, enter, in, v)
 		return nil
 	})
 	bus.On(ClcFwdCollEnd, func(c *replay.Ctx) error {
@@ -404,21 +402,23 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 		}
 		return -huge
 	}
-	var in float64
+	boundIfSends := func(end float64) { // a member that sends nothing has no bound
+		if !sends {
+			end = huge
+		}
+		k.bound(b, end)
+	}
+	in := k.open(i)
 	switch class {
 	case replay.CollBarrier:
-		in = k.open(i)
 		k.two = [2]float64{begin, -in}
 		v, err := c.AllreduceMax(k.two[:])
 		if err != nil {
 			return err
 		}
-		latest := v[0] + clcLatency
-		k.settle(i, in, latest, kindColl)
-		k.bound(b, max(latest, -v[1]))
+		k.synchronise(i, b, in, v)
 	case replay.CollNxN:
 		// receivers: the members that receive data
-		in = k.open(i)
 		k.two = [2]float64{out(begin), -huge}
 		if receives {
 			k.two[1] = -in
@@ -432,16 +432,11 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 			latest = -huge
 		}
 		k.settle(i, in, latest, kindColl)
-		if sends {
-			k.bound(b, earliest(v[0]+clcLatency, -v[1]))
-		} else {
-			k.bound(b, huge)
-		}
+		boundIfSends(earliest(v[0]+clcLatency, -v[1]))
 	case replay.CollOneToN:
 		// the root sends; the others that receive data wait for it; the
 		// root's own end counts among the receivers' (it receives data
 		// from itself, if any)
-		in = k.open(i)
 		k.three = [3]float64{-huge, -huge, -huge}
 		if me == root {
 			k.three[0] = out(begin)
@@ -464,15 +459,10 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 			return nil
 		}
 		k.settle(i, in, -huge, kindColl) // an internal event on the root
-		if sends {
-			k.bound(b, min(earliest(v[0]+clcLatency, -v[1]), -v[2]))
-		} else {
-			k.bound(b, huge)
-		}
+		boundIfSends(min(earliest(v[0]+clcLatency, -v[1]), -v[2]))
 	case replay.CollNToOne:
 		// the root waits for the senders; the senders' bound is the
 		// root's corrected end
-		in = k.open(i)
 		k.two = [2]float64{out(begin), -huge}
 		if me == root && receives {
 			k.two[1] = in
@@ -494,15 +484,10 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 			return nil
 		}
 		k.settle(i, in, -huge, kindColl)
-		if sends {
-			k.bound(b, rootEnd)
-		} else {
-			k.bound(b, huge)
-		}
+		boundIfSends(rootEnd)
 	case replay.CollScan:
 		// member j waits for the senders of ranks up to j; the bound is
 		// the earliest corrected end of the receivers of ranks from j on
-		in = k.open(i)
 		k.two = [2]float64{out(begin), huge}
 		if receives {
 			k.two[1] = in
@@ -528,13 +513,19 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 				ends = min(ends, max(latest+clcLatency, all[2*j+1]))
 			}
 		}
-		if sends {
-			k.bound(b, ends)
-		} else {
-			k.bound(b, huge)
-		}
+		boundIfSends(ends)
 	}
 	return nil
+}
+
+// synchronise settles event i, the end of a synchronisation of all
+// members (a barrier; MPI_Init or MPI_Finalize) whose clock is in, and
+// bounds its begin b, from v: the latest begin and the negated earliest
+// uncorrected clock of the members.
+func (k *clock) synchronise(i, b int, in float64, v []float64) {
+	latest := v[0] + clcLatency
+	k.settle(i, in, latest, kindColl)
+	k.bound(b, max(latest, -v[1]))
 }
 
 // earliest is the earliest corrected end of receivers whose earliest

@@ -183,38 +183,6 @@ func (c *Ctx) UseGathered(i int) error {
 // others.
 func (c *Ctx) ReduceSum(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Sum, root, v) }
 
-// ReduceMax returns on member root of the current collective's
-// communicator the element-wise maximum of the members' v, nil on the
-// others.
-func (c *Ctx) ReduceMax(root int, v []float64) ([]float64, error) { return c.reduce(hpc.Max, root, v) }
-
-// BcastFloat returns member root's v on every member of the current
-// collective's communicator.
-func (c *Ctx) BcastFloat(root int, v float64) (float64, error) {
-	comm, err := c.collComm()
-	if err != nil {
-		return 0, err
-	}
-	if comm == nil {
-		if root != 0 {
-			return 0, fmt.Errorf("replay: BcastFloat(root=%d) on a self communicator", root)
-		}
-		return v, nil
-	}
-	var b []byte
-	if comm.Rank() == root {
-		b = binary.LittleEndian.AppendUint64(c.wire[:0], math.Float64bits(v))
-	}
-	out, err := comm.Bcast(root, b)
-	if err != nil {
-		return 0, fmt.Errorf("replay: BcastFloat(root=%d): %w", root, err)
-	}
-	if len(out) != 8 {
-		return 0, fmt.Errorf("replay: BcastFloat(root=%d) over %s gave %d bytes, want 8", root, comm.Name(), len(out))
-	}
-	return math.Float64frombits(binary.LittleEndian.Uint64(out)), nil
-}
-
 func (c *Ctx) reduce(op hpc.Op, root int, v []float64) ([]float64, error) {
 	comm, err := c.collComm()
 	if err != nil {

@@ -171,19 +171,15 @@ func (c *Ctx) inverseOf(i int) (*localtrace.Message, hpc.Comm, error) {
 // the locations' v, over all ranks, in rank order. Every location must
 // call it at the same point of its replay (at Finished of a pass, say)
 // with vectors of the same length; the result is shared: read it only.
-func (c *Ctx) WorldAllreduceSum(v []float64) ([]float64, error) {
-	out, err := c.Loc.World.AllreduceFloats(hpc.Sum, v)
-	if err != nil {
-		return nil, fmt.Errorf("replay: WorldAllreduceSum: %w", err)
-	}
-	return out, nil
-}
+func (c *Ctx) WorldAllreduceSum(v []float64) ([]float64, error) { return c.worldAllreduce(hpc.Sum, v) }
 
 // WorldAllreduceMax is WorldAllreduceSum with the element-wise maximum.
-func (c *Ctx) WorldAllreduceMax(v []float64) ([]float64, error) {
-	out, err := c.Loc.World.AllreduceFloats(hpc.Max, v)
+func (c *Ctx) WorldAllreduceMax(v []float64) ([]float64, error) { return c.worldAllreduce(hpc.Max, v) }
+
+func (c *Ctx) worldAllreduce(op hpc.Op, v []float64) ([]float64, error) {
+	out, err := c.Loc.World.AllreduceFloats(op, v)
 	if err != nil {
-		return nil, fmt.Errorf("replay: WorldAllreduceMax: %w", err)
+		return nil, fmt.Errorf("replay: WorldAllreduce%v: %w", op, err)
 	}
 	return out, nil
 }

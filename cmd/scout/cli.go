@@ -91,8 +91,8 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			e.usage()
 			return usageError{fmt.Sprintf("expected one trace argument, got %d", len(args))}
 		}
-		if o.jobs < 0 {
-			return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", o.jobs)}
+		if err := checkJobs(o.jobs); err != nil {
+			return err
 		}
 		for _, f := range []struct {
 			on, off string
@@ -115,6 +115,14 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		o.trace = args[0]
 		return analyze(o, e.stdout, e.stderr)
 	}
+}
+
+// checkJobs checks the value of -j/--jobs.
+func checkJobs(n int) error {
+	if n < 0 {
+		return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", n)}
+	}
+	return nil
 }
 
 // analyze runs the analysis of o and writes its outputs.

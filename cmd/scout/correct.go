@@ -36,8 +36,8 @@ func correctCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		if *out == "" {
 			return usageError{"-o/--output OUT is required: the corrected archive goes into a new directory"}
 		}
-		if *jobs < 0 {
-			return usageError{fmt.Sprintf("-j/--jobs %d: the number of locations at once must be 0 (all CPUs) or more", *jobs)}
+		if err := checkJobs(*jobs); err != nil {
+			return err
 		}
 		if underMPILauncher() {
 			return fmt.Errorf("scout correct runs as one process: run it without mpirun")
