@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -22,6 +22,7 @@ help:
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
+	@echo "make hybrid-bench  an MPI+OpenMP trace of 4 ranks x 4 threads, 8 M events: full analysis and wait states, in-process and mpirun -np 4"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/scout
@@ -86,6 +87,15 @@ timecorrect-bench: build
 	rm -rf $(SKEWED)-corrected && ./$(BIN) correct -q -o $(SKEWED)-corrected $(SKEWED)
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED)-corrected --variant "" --variant --single-pass
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
+
+HYBRID := scaling/hybrid-4x4-8M
+# A generated MPI+OpenMP trace: imbalanced teams with an explicit barrier,
+# a critical section, a lock, and an MPI_Allreduce.
+hybrid-bench: build
+	./$(BIN) tracegen -q --force -o $(HYBRID) --ranks 4 --threads 4 --events 8000000 \
+		--phase omp_barrier:work=100us,imbalance=20us,jitter=10us,lag=2us --phase omp_critical:work=5us,lag=1us \
+		--phase omp_lock:work=5us,imbalance=1us --phase wait_nxn:work=50us,imbalance=10us
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(HYBRID) --variant "" --variant --single-pass
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -65,9 +65,13 @@ type session struct {
 	defs    *otf2.Defs
 	pl      map[uint64]localtrace.Placement
 	env     *replay.Env
-	// masters[r] is the master location of world rank r, which takes part
-	// in the replay; others are the remaining (thread) locations.
+	// masters[r] is the master location of world rank r, which replays
+	// the rank's MPI communication; others are the remaining (thread)
+	// locations.
 	masters, others []uint64
+	// order lists every location in the order of the replay's ranks:
+	// by rank, each master before its rank's other threads (by thread).
+	order []uint64
 	// nglobal is the number of call paths of the unified call tree.
 	nglobal int
 	// correctOnly: the replay only corrects the timestamps (Correct)
@@ -105,13 +109,30 @@ func open(p Plan) (*session, error) {
 	if s.masters, s.others, err = localtrace.Ranks(s.defs, s.pl); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.archive.GlobalDefPath(), err)
 	}
+	if p.TimeCorrect && len(s.others) > 0 {
+		return nil, fmt.Errorf("%s: the timestamp correction does not support traces with several threads per rank yet (%d thread locations besides the %d master threads)",
+			s.archive.GlobalDefPath(), len(s.others), len(s.masters))
+	}
+	s.order = append(slices.Clone(s.masters), s.others...)
+	slices.SortStableFunc(s.order, func(a, b uint64) int { return s.byThread(a, b) })
 	return s, nil
+}
+
+// byThread orders locations by rank, then thread.
+func (s *session) byThread(a, b uint64) int {
+	pa, pb := s.pl[a], s.pl[b]
+	if c := cmp.Compare(pa.Rank, pb.Rank); c != 0 {
+		return c
+	}
+	return cmp.Compare(pa.Thread, pb.Thread)
 }
 
 // located is one location in an analysis: its trace while it is needed
 // (master locations until their replay), and its results.
 type located struct {
 	loc       uint64
+	rank      int // MPI rank
+	thread    int // thread in the rank (0: the master)
 	trace     *localtrace.Trace
 	callpaths []localtrace.Callpath
 	events    int
@@ -120,26 +141,97 @@ type located struct {
 	values    [][]float64
 	ccv       replay.Violations
 	instances []patterns.Instance // with local call paths
-	global    []uint32            // local call path → global call path
+	// statBounds are the statistics' bounds (patterns.Statistics.Bounds)
+	statBounds []float64
+	global     []uint32 // local call path → global call path
 	// correction is what the timestamp correction did (nil without one)
 	correction *patterns.Correction
+	// locks are the lock releases of the rank's threads
+	locks *replay.LockTable
 }
 
-// load reads location loc. The trace of a master location is kept for
-// the replay, which computes its profile (after the timestamp
-// correction, if any); that of another location now.
-func (s *session) load(loc uint64, master bool) (*located, error) {
+// load reads location loc, whose trace is kept for the replay, which
+// computes its profile (after the timestamp correction, if any).
+func (s *session) load(loc uint64) (*located, error) {
 	t, err := localtrace.Load(s.archive, s.defs, loc)
 	if err != nil {
 		return nil, err
 	}
-	l := &located{loc: loc, callpaths: t.Callpaths, events: len(t.Events)}
-	if master {
-		l.trace = t
-	} else {
-		l.profile(t)
+	return &located{loc: loc, rank: s.pl[loc].Rank, thread: s.pl[loc].Thread, trace: t, callpaths: t.Callpaths, events: len(t.Events)}, nil
+}
+
+// teams returns the loaded locations ls (all threads of their ranks) in
+// the order of the replay (session.order), and prepares the threads of
+// each rank to replay together: the other threads continue their
+// master's call tree (localtrace.AdoptThread), make no MPI calls (scout
+// analyzes the MPI calls of master threads, as with MPI_THREAD_FUNNELED),
+// enter as many parallel regions as their master (OpenMP teams of varying
+// sizes are not supported), and share the lock releases of the rank.
+func (s *session) teams(ls []*located) ([]*located, error) {
+	out := slices.Clone(ls)
+	slices.SortStableFunc(out, func(a, b *located) int { return s.byThread(a.loc, b.loc) })
+	for lo := 0; lo < len(out); {
+		hi := lo + 1
+		for hi < len(out) && out[hi].rank == out[lo].rank {
+			hi++
+		}
+		team := out[lo:hi]
+		lo = hi
+		if len(team) == 1 {
+			continue
+		}
+		master := team[0]
+		if master.thread != 0 {
+			return nil, fmt.Errorf("rank %d has no master thread among the locations of this process", master.rank)
+		}
+		traces := make([]*localtrace.Trace, len(team))
+		parallel := make([]int, len(team))
+		for i, l := range team {
+			if i > 0 {
+				if err := localtrace.AdoptThread(l.trace, master.trace); err != nil {
+					return nil, err
+				}
+				l.callpaths = l.trace.Callpaths
+				if err := s.noMPI(l); err != nil {
+					return nil, err
+				}
+			}
+			traces[i] = l.trace
+			for _, e := range l.trace.Events {
+				if e.Kind == localtrace.KindEnter && s.env.Class(e.A)&replay.ClassOmpParallel != 0 {
+					parallel[i]++
+				}
+			}
+			if parallel[i] != parallel[0] {
+				return nil, fmt.Errorf("rank %d: thread %d (location %d) takes part in %d OpenMP parallel regions, the master thread in %d: teams of varying sizes are not supported",
+					l.rank, l.thread, l.loc, parallel[i], parallel[0])
+			}
+		}
+		locks := replay.NewLockTable(traces)
+		for _, l := range team {
+			l.locks = locks
+		}
 	}
-	return l, nil
+	return out, nil
+}
+
+// noMPI checks that thread location l calls no MPI function.
+func (s *session) noMPI(l *located) error {
+	for i, e := range l.trace.Events {
+		mpi := false
+		switch e.Kind {
+		case localtrace.KindEnter:
+			mpi = s.env.Class(e.A)&replay.ClassMPI != 0
+		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv,
+			localtrace.KindCollBegin, localtrace.KindCollEnd, localtrace.KindNbcRequest, localtrace.KindNbcComplete:
+			mpi = true
+		}
+		if mpi {
+			return fmt.Errorf("rank %d: thread %d (location %d) calls MPI (event %d, %v at %.9f s): scout analyzes the MPI calls of master threads only (MPI_THREAD_FUNNELED)",
+				l.rank, l.thread, l.loc, i, e.Kind, e.Time)
+		}
+	}
+	return nil
 }
 
 // profile computes the time and visits of l's trace t.
@@ -160,22 +252,42 @@ func (l *located) setRow(m replay.Metric, row []float64) {
 	l.values[m] = row
 }
 
-// replay runs the replay passes of l's trace as world rank w.Rank(), with
-// the patterns of the plan, and keeps what they found; the trace is then
-// dropped.
+// replay runs the replay passes of l's trace as rank w.Rank() of the
+// replay's world (session.order), with the patterns of the plan, and
+// keeps what they found; the trace is then dropped. The masters of the
+// ranks replay the MPI communication; when ranks have several threads,
+// all threads of a rank replay as a team.
 func (s *session) replay(l *located, w hpc.Comm) error {
-	loc, err := replay.NewLocation(s.env, l.trace, w.Rank(), w)
+	world, team := w, hpc.Comm(nil)
+	if len(s.others) > 0 {
+		color := -1 // the MPI world: the masters, in rank order
+		if l.thread == 0 {
+			color = 0
+		}
+		var err error
+		if world, err = w.Split(color); err != nil {
+			return err
+		}
+		if team, err = w.Split(l.rank); err != nil {
+			return err
+		}
+	}
+	loc, err := replay.NewLocation(s.env, l.trace, l.rank, world)
 	if err != nil {
 		return err
 	}
 	loc.Global, loc.NumGlobal = l.global, s.nglobal
+	loc.Thread, loc.Team, loc.Locks = l.thread, team, l.locks
+	master := l.thread == 0
 	bus := &replay.Bus{}
 	var corr *patterns.Correction
-	if s.plan.TimeCorrect {
+	if s.plan.TimeCorrect && master {
 		corr = patterns.RegisterTimeCorrection(bus)
 	}
 	for _, p := range s.plan.Patterns {
-		p.Register(bus)
+		if master || p.Threads {
+			p.Register(bus)
+		}
 	}
 	stats := &patterns.Statistics{}
 	if !s.correctOnly {
@@ -184,18 +296,26 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
 		return err
 	}
-	if s.keep != nil {
+	if s.keep != nil && master {
 		if err := s.keep(l.loc, l.trace); err != nil {
 			return err
 		}
 	}
 	l.profile(l.trace)
 	for m, row := range loc.Sev.Rows() {
-		if row != nil && m != int(patterns.Time) && m != int(patterns.Visits) {
+		switch {
+		case row == nil || m == int(patterns.Visits):
+		case m == int(patterns.Time):
+			// time the patterns moved between call paths (OpenMP
+			// management time into the parallel region)
+			for cp, v := range row {
+				l.values[m][cp] += v
+			}
+		default:
 			l.setRow(replay.Metric(m), row)
 		}
 	}
-	l.correction, l.ccv, l.instances, l.trace = corr, loc.CCV, stats.Instances, nil
+	l.correction, l.ccv, l.instances, l.statBounds, l.trace = corr, loc.CCV, stats.Instances, stats.Bounds, nil
 	return nil
 }
 
@@ -222,7 +342,7 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if fs := s.replayInProcess(all[:len(s.masters)]); fs != nil {
+	if fs := s.replayInProcess(all); fs != nil {
 		return nil, explainFailure(fs)
 	}
 	rep := s.report(tree)
@@ -237,12 +357,11 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	return rep, nil
 }
 
-// loadInProcess loads every location of the trace in this process (the
-// masters first, in rank order); a location that cannot be loaded fails
-// the analysis with the failures of all.
+// loadInProcess loads every location of the trace in this process, in
+// the order of the replay (session.order); a location that cannot be
+// loaded fails the analysis with the failures of all.
 func (s *session) loadInProcess(ctx context.Context) ([]*located, error) {
 	s.log.Printf("read definitions of %s: %d locations (%d ranks), %d regions", s.plan.Trace, len(s.defs.Locations), len(s.masters), len(s.defs.Regions))
-	s.warnThreads()
 	all, failed, err := s.loadAll(ctx, s.masters, s.others)
 	if err != nil {
 		return nil, err
@@ -250,27 +369,27 @@ func (s *session) loadInProcess(ctx context.Context) ([]*located, error) {
 	if failed != nil {
 		return nil, explainFailure(failed)
 	}
-	return all, nil
+	return s.teams(all)
 }
 
-// replayInProcess replays the master locations, in rank order, as the
-// ranks of an in-process run; when the replay fails, it returns the
-// failures of the ranks (not nil).
-func (s *session) replayInProcess(masters []*located) []rankFailure {
+// replayInProcess replays the locations ls, in the order of the replay
+// (session.order), as the ranks of an in-process run; when the replay
+// fails, it returns the failures of the ranks (not nil).
+func (s *session) replayInProcess(ls []*located) []rankFailure {
 	var done atomic.Int64
-	errs := make([]error, len(masters))
-	err := hpc.RunInProcess(len(masters), func(c hpc.Comm) error {
+	errs := make([]error, len(ls))
+	err := hpc.RunInProcess(len(ls), func(c hpc.Comm) error {
 		r := c.Rank()
-		if errs[r] = s.replay(masters[r], c); errs[r] != nil {
+		if errs[r] = s.replay(ls[r], c); errs[r] != nil {
 			return errs[r]
 		}
-		if k := done.Add(1); k == int64(len(masters)) || k%64 == 0 {
-			s.log.Printf("replayed %d/%d ranks", k, len(masters))
+		if k := done.Add(1); k == int64(len(ls)) || k%64 == 0 {
+			s.log.Printf("replayed %d/%d locations", k, len(ls))
 		}
 		return nil
 	})
 	if err != nil {
-		return append([]rankFailure{}, rankFailures(0, errs)...)
+		return append([]rankFailure{}, rankFailures(ls, errs)...)
 	}
 	return nil
 }
@@ -284,13 +403,13 @@ func (s *session) loadAll(ctx context.Context, masters, others []uint64) ([]*loc
 	errs := make([]error, len(all))
 	var loaded atomic.Int64
 	err := forEach(ctx, len(all), s.plan.Jobs, func(i int) error {
-		loc, master := uint64(0), i < len(masters)
-		if master {
+		var loc uint64
+		if i < len(masters) {
 			loc = masters[i]
 		} else {
 			loc = others[i-len(masters)]
 		}
-		all[i], errs[i] = s.load(loc, master)
+		all[i], errs[i] = s.load(loc)
 		if k := loaded.Add(1); k == int64(len(all)) || k%64 == 0 {
 			s.log.Printf("loaded %d/%d locations", k, len(all))
 		}
@@ -347,13 +466,14 @@ type result struct {
 	Events     int
 	CCV        replay.Violations
 	Instances  []patterns.Instance
+	StatBounds []float64
 	Correction *patterns.Correction
 }
 
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
 	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, Correction: l.correction}
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Correction: l.correction}
 }
 
 // add adds one location's contribution to rep.
@@ -362,6 +482,12 @@ func add(rep *combine.Report, r result) error {
 		return err
 	}
 	rep.Instances = append(rep.Instances, r.Instances...)
+	if len(rep.StatBounds) < len(r.StatBounds) {
+		rep.StatBounds = append(rep.StatBounds, make([]float64, len(r.StatBounds)-len(rep.StatBounds))...)
+	}
+	for i, b := range r.StatBounds {
+		rep.StatBounds[i] = max(rep.StatBounds[i], b)
+	}
 	rep.Events += r.Events
 	rep.CCV.P2P += r.CCV.P2P
 	rep.CCV.Coll += r.CCV.Coll
@@ -392,14 +518,6 @@ func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
 		l.instances[i].Callpath = l.global[l.instances[i].Callpath]
 	}
 	return res, l.instances
-}
-
-// warnThreads says that the timestamp correction leaves thread locations
-// alone (it replays the ranks' master threads).
-func (s *session) warnThreads() {
-	if s.plan.TimeCorrect && len(s.others) > 0 {
-		s.log.Warnf("the timestamp correction corrects the master thread of each rank; the %d other thread locations keep their times", len(s.others))
-	}
 }
 
 // warnCCV reports clock-condition violations, if any.

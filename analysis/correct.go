@@ -21,8 +21,7 @@ import (
 // beside it first and renamed when complete. The new archive has the
 // original's definitions and events with the corrected times; its events
 // carry global identifiers (no mapping tables) and need no clock
-// offsets. Locations that take no part in the replay (threads other than
-// a rank's master) keep their times.
+// offsets. Traces with several threads per rank are not supported yet.
 //
 // The corrected times fall between the original timer's ticks, and the
 // analysis's delay costs can depend on differences of a few ulps between
@@ -66,13 +65,8 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if fs := s.replayInProcess(all[:len(s.masters)]); fs != nil {
+	if fs := s.replayInProcess(all); fs != nil {
 		return nil, explainFailure(fs)
-	}
-	for _, loc := range s.others {
-		if err := cw.write(loc, nil); err != nil {
-			return nil, err
-		}
 	}
 	if err := cw.close(s.defs); err != nil {
 		return nil, err
@@ -82,7 +76,7 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 	}
 	done = true
 	corr := &patterns.Correction{}
-	for _, l := range all[:len(s.masters)] {
+	for _, l := range all {
 		if l.correction != nil {
 			corr.Add(*l.correction)
 		}
@@ -95,10 +89,7 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 type correctedArchive struct {
 	src *otf2.Archive
 	w   *otf2.ArchiveWriter
-	// the original clock
-	offset uint64
-	res    float64
-	// the new one: 2^shift ticks per second
+	// the new clock: 2^shift ticks per second
 	shift int
 	mu    sync.Mutex
 	last  uint64 // latest tick written
@@ -129,12 +120,10 @@ func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArch
 	if err != nil {
 		return nil, err
 	}
-	return &correctedArchive{src: s.archive, w: w, offset: s.defs.Clock.GlobalOffset,
-		res: float64(s.defs.Clock.TimerResolution), shift: shift}, nil
+	return &correctedArchive{src: s.archive, w: w, shift: shift}, nil
 }
 
-// write copies location loc's events with the times of t (nil: the
-// original times).
+// write copies location loc's events with the times of t.
 func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
 	ld, err := c.src.ReadLocalDefs(loc)
 	if err != nil {
@@ -159,7 +148,7 @@ func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
 	if err != nil {
 		return err
 	}
-	if t != nil && n != len(t.Events) {
+	if n != len(t.Events) {
 		return fmt.Errorf("%s has %d events, the analysis loaded %d", r.Path(), n, len(t.Events))
 	}
 	c.mu.Lock()
@@ -168,9 +157,8 @@ func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
 	return nil
 }
 
-// copyEvents copies the events of r to ew, with the times of t (nil: the
-// original times) on the finer timer; it returns the number of events
-// and the last tick.
+// copyEvents copies the events of r to ew, with the times of t on the
+// finer timer; it returns the number of events and the last tick.
 func (c *correctedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace) (int, uint64, error) {
 	res := math.Ldexp(1, c.shift)
 	var last uint64
@@ -182,13 +170,10 @@ func (c *correctedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter,
 		if err != nil {
 			return i, last, err
 		}
-		sec := float64(int64(ev.Time-c.offset)) / c.res
-		if t != nil {
-			if i >= len(t.Events) {
-				return i, last, fmt.Errorf("%s: more events than the analysis loaded (%d)", r.Path(), len(t.Events))
-			}
-			sec = t.Events[i].Time
+		if i >= len(t.Events) {
+			return i, last, fmt.Errorf("%s: more events than the analysis loaded (%d)", r.Path(), len(t.Events))
 		}
+		sec := t.Events[i].Time
 		tick := uint64(0)
 		if sec > 0 {
 			v := math.Round(sec * res)

@@ -9,15 +9,18 @@
 //
 //  1. open: the global definitions, where each location sits (rank,
 //     thread), the replay environment (region classes, communicators);
-//  2. load: each location's events (localtrace), with its profile
-//     (time, visits); master locations keep their events for the replay;
+//  2. load: each location's events (localtrace); the threads of a rank
+//     continue their master's call tree (localtrace.AdoptThread) and
+//     share its lock table;
 //  3. unify: the call trees of all locations become one (unify), and each
 //     location learns the global id of each of its call paths
 //     (replay.Location.Global), so that replay payloads can name call
 //     paths across locations;
-//  4. replay: every master location walks its events in passes,
-//     re-enacting the program's messages and collectives over scout's own
-//     transport (hpc), while the patterns compute their metrics;
+//  4. replay: every location walks its events in passes, re-enacting the
+//     program's messages and collectives (the masters of the ranks) and
+//     its OpenMP synchronisation (the threads of a rank, as a team) over
+//     scout's own transport (hpc), while the patterns compute their
+//     metrics; then its profile (time, visits);
 //  5. merge: values mapped to the global call paths, by location, into the
 //     report.
 //
@@ -56,9 +59,10 @@
 //
 // and in the table
 //
-//	{"slow receives", []replay.Metric{SlowRecv}, registerSlowRecv, 0},
+//	{"slow receives", []replay.Metric{SlowRecv}, registerSlowRecv, 0, false},
 //
-// (0: the pattern belongs to no optional part). A Plan may also carry a
+// (0: the pattern belongs to no optional part; false: it analyzes the MPI
+// calls of the master threads, not every thread of a rank). A Plan may also carry a
 // pattern table of its own (Plan.Patterns), which is how tests add toy
 // patterns without touching the registry's users.
 //

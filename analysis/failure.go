@@ -35,8 +35,9 @@ type rankFailure struct {
 	Msg  string
 }
 
-// rankFailures lists the errors of the ranks that failed, by rank.
-func rankFailures(first int, errs []error) []rankFailure {
+// rankFailures lists the errors of the ranks that failed: errs[i] is
+// that of location ls[i].
+func rankFailures(ls []*located, errs []error) []rankFailure {
 	var fs []rankFailure
 	for i, err := range errs {
 		if err == nil {
@@ -49,7 +50,7 @@ func rankFailures(first int, errs []error) []rankFailure {
 		case errors.Is(err, hpc.ErrAborted):
 			k = failAborted
 		}
-		fs = append(fs, rankFailure{Rank: first + i, Kind: k, Msg: err.Error()})
+		fs = append(fs, rankFailure{Rank: ls[i].rank, Kind: k, Msg: err.Error()})
 	}
 	return fs
 }

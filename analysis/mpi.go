@@ -87,9 +87,6 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	} else {
 		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
-	if me == 0 {
-		s.warnThreads()
-	}
 	faultInjection(me)
 	if err := sameArchive(w, s.archive); err != nil {
 		return nil, reportOnce(w, err)
@@ -99,6 +96,11 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	mine, failures, err := s.loadAll(ctx, masters, threads)
 	if err != nil {
 		return fail(err)
+	}
+	if failures == nil {
+		if mine, err = s.teams(mine); err != nil {
+			failures = []rankFailure{{Rank: firstRank(place, me), Kind: failCause, Msg: err.Error()}}
+		}
 	}
 	if stop, err := settle(w, failures); err != nil {
 		return fail(err)
@@ -122,7 +124,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 			return fail(err)
 		}
 	}
-	failures, err = s.replayMasters(mine[:len(masters)], place, w)
+	failures, err = s.replayHosted(mine, place, w)
 	if err != nil {
 		return fail(err)
 	}
@@ -256,32 +258,42 @@ const hostedTag = 4242
 // resultTag is the MPI tag of the results sent to rank 0.
 const resultTag = 4243
 
-// replayMasters replays the master locations this process hosts (in
-// rank order). With one process for all ranks it replays in-process;
-// otherwise each rank replays in a goroutine and the ranks of all
-// processes talk through a hosted run over an MPI link (with one rank per
-// process as with several: the hosted run checks the collectives and
-// finds deadlocks, which plain MPI calls would hang in). When the replay
-// fails, every process returns the failures of its ranks (possibly none:
-// the cause was elsewhere, so the list is empty but not nil); err is for
-// failures of MPI itself.
-func (s *session) replayMasters(masters []*located, place []int, w *mpi.Comm) (failures []rankFailure, err error) {
+// replayHosted replays the locations this process hosts: the threads of
+// its ranks, in the order of the replay (session.order). With one
+// process for all ranks it replays in-process; otherwise each location
+// replays in a goroutine and the locations of all processes talk through
+// a hosted run over an MPI link (with one location per process as with
+// several: the hosted run checks the collectives and finds deadlocks,
+// which plain MPI calls would hang in). place gives the process of each
+// MPI rank; a rank's threads stay with it. When the replay fails, every
+// process returns the failures of its ranks (possibly none: the cause was
+// elsewhere, so the list is empty but not nil); err is for failures of
+// MPI itself.
+func (s *session) replayHosted(mine []*located, place []int, w *mpi.Comm) (failures []rankFailure, err error) {
 	if w.Size() == 1 {
-		return s.replayInProcess(masters), nil
+		return s.replayInProcess(mine), nil
 	}
-	errs := make([]error, len(masters))
+	// the replay's ranks are the locations of session.order
+	lplace := make([]int, len(s.order))
+	first := -1
+	for i, loc := range s.order {
+		lplace[i] = place[s.pl[loc].Rank]
+		if lplace[i] == w.Rank() && first < 0 {
+			first = i
+		}
+	}
+	errs := make([]error, len(mine))
 	lc, err := w.Split(0, w.Rank())
 	if err != nil {
 		return nil, fmt.Errorf("creating the communicator for hosted ranks: %w", err)
 	}
 	link := mpi.NewLink(lc, hostedTag)
-	first := firstRank(place, w.Rank())
-	err = hpc.RunHosted(link, place, func(c hpc.Comm) error {
+	err = hpc.RunHosted(link, lplace, func(c hpc.Comm) error {
 		k := c.Rank() - first
-		if k < 0 || k >= len(masters) {
-			return fmt.Errorf("internal error: process %d was given rank %d", w.Rank(), c.Rank())
+		if k < 0 || k >= len(mine) || mine[k].loc != s.order[c.Rank()] {
+			return fmt.Errorf("internal error: process %d was given location %d of the replay", w.Rank(), c.Rank())
 		}
-		errs[k] = s.replay(masters[k], c)
+		errs[k] = s.replay(mine[k], c)
 		return errs[k]
 	})
 	if cerr := link.Close(); err == nil && cerr != nil {
@@ -291,7 +303,7 @@ func (s *session) replayMasters(masters []*located, place []int, w *mpi.Comm) (f
 	case errors.Is(err, hpc.ErrLinkFailed):
 		return nil, err
 	case err != nil:
-		return append([]rankFailure{}, rankFailures(first, errs)...), nil
+		return append([]rankFailure{}, rankFailures(mine, errs)...), nil
 	}
 	return nil, lc.Free()
 }

@@ -16,7 +16,9 @@ import (
 // locations. Values are call-path exclusive and metric inclusive, like the
 // CSV output.
 type Profile struct {
-	// Callpaths is the call tree; a parent precedes its children.
+	// Callpaths is the call tree in the order of the call-path ids (a
+	// parent precedes its children): with OpenMP, the derived values
+	// depend on it (see deriver.idleThreads).
 	Callpaths []Callpath
 	// Locations gives the rank and thread of each location column.
 	Locations []localtrace.Placement
@@ -42,7 +44,7 @@ type Derived struct {
 	Metrics []MetricDef
 	// Values holds each metric's values indexed [call path][location],
 	// with the Profile's conventions. Copied metrics share the rows of the
-	// input profile.
+	// input profile, but for time with OpenMP, which includes idle threads.
 	Values map[string][][]float64
 }
 
@@ -55,9 +57,17 @@ type Derived struct {
 // OpenMP region, and so on); time, execution, computation, overhead, visits
 // and the imbalance metrics always exist. The metrics of a part of the
 // analysis that did not run (Profile.Skipped: the root causes, the
-// critical path), and those derived from them, do not exist. Copied metrics absent from the
-// profile are zero. OpenMP idle-thread time is not derived, so execution
-// equals time outside measurement overhead.
+// critical path), and those derived from them, do not exist. Copied
+// metrics absent from the profile are zero.
+//
+// With OpenMP, the time is first completed as the reference's remapper
+// does: each worker thread is idle (omp_idle_threads) for as long as its
+// master runs outside OpenMP constructs, and at a construct for as long
+// as its time there falls short of its master's (omp_limited_parallelism,
+// part of the idle time). Time includes the idle time; execution and the
+// metrics of the call-path categories leave it out. The constructs are
+// found in a walk over the call paths in the Profile's order, which must
+// be that of the call-path ids (Profile.Callpaths).
 func Derive(p *Profile) *Derived {
 	d := &deriver{p: p, nloc: len(p.Locations), out: map[string][][]float64{}}
 	d.classes = make([]class, len(p.Callpaths))
@@ -101,6 +111,10 @@ func (d *deriver) get(name string) [][]float64 {
 	var v [][]float64
 	switch m.Origin {
 	case Copied:
+		if name == "time" && d.present&hasOpenMP != 0 {
+			d.idleThreads()
+			return d.out[name]
+		}
 		v = d.p.Values[name]
 		if v == nil {
 			v = make([][]float64, len(d.p.Callpaths))
@@ -120,7 +134,12 @@ func (d *deriver) get(name string) [][]float64 {
 			v[cp] = d.sum(terms, cp)
 		}
 	case Remapped:
-		d.imbalance()
+		switch name {
+		case "omp_idle_threads", "omp_limited_parallelism":
+			d.idleThreads()
+		default:
+			d.imbalance()
+		}
 		return d.out[name]
 	case Formula:
 		switch name {
@@ -246,6 +265,132 @@ func (d *deriver) criticalPathImbalance(m MetricDef) [][]float64 {
 		}
 	}
 	return v
+}
+
+// minLimitedParallelism is the smallest shortfall of a thread's time in an
+// OpenMP construct behind its master's that the remapper books as limited
+// parallelism; smaller ones are rounding noise.
+const minLimitedParallelism = 1e-10
+
+// idleThreads performs the remapper's idle-thread step for OpenMP
+// (cube_remap2's treatment of Scalasca's thread metrics). From the
+// profile's exclusive time it computes omp_idle_threads and
+// omp_limited_parallelism, and the time with the idle time added.
+//
+// The remapper walks the call paths in the order of their ids
+// (Profile.Callpaths) and tracks their depth. An OpenMP call path (its
+// callee is an OpenMP region) met outside a construct opens a construct,
+// rooted there, usually a parallel region or an OpenMP call outside one
+// (such as omp_init_lock); the call paths that follow belong to the
+// construct until one is at most as deep as its root. The others are
+// serial. So a call path below a parallel region that only a later rank
+// visits, and which is numbered after the construct has closed, is
+// serial.
+//
+// At a serial call path each worker thread of a rank is idle for as long
+// as its master ran there. At the root of a construct, a thread whose
+// time in the construct (summed over its call paths) falls short of its
+// master's by d ≥ 1e-10 is idle for d, which is limited parallelism.
+// Either idle time is added to the thread's time there. Master threads
+// are never idle.
+func (d *deriver) idleThreads() {
+	if _, done := d.out["omp_idle_threads"]; done {
+		return
+	}
+	n := len(d.p.Callpaths)
+	time, idle, limited := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	d.out["time"], d.out["omp_idle_threads"], d.out["omp_limited_parallelism"] = time, idle, limited
+	in := d.p.Values["time"]
+	if in == nil {
+		in = make([][]float64, n)
+	}
+	for cp, row := range in {
+		if row != nil {
+			time[cp] = slices.Clone(row)
+		}
+	}
+	add := func(v [][]float64, cp, l int, x float64) {
+		if v[cp] == nil {
+			v[cp] = make([]float64, d.nloc)
+		}
+		v[cp][l] += x
+	}
+
+	// master[l] is the location of l's master thread, -1 for none.
+	master := make([]int, d.nloc)
+	masterOf := map[int]int{}
+	for l, pl := range d.p.Locations {
+		if pl.Thread == 0 {
+			masterOf[pl.Rank] = l
+		}
+	}
+	for l, pl := range d.p.Locations {
+		master[l] = -1
+		if m, ok := masterOf[pl.Rank]; ok && m != l {
+			master[l] = m
+		}
+	}
+
+	// root[cp] is the root of the OpenMP construct cp belongs to, -1 for a
+	// serial call path, as the walk in call-path order finds them.
+	root := make([]int, n)
+	depth := make([]int, n)
+	cur := -1 // root of the current construct
+	for cp, c := range d.p.Callpaths {
+		if c.Parent >= 0 {
+			depth[cp] = depth[c.Parent] + 1
+		}
+		if cur >= 0 && depth[cp] <= depth[cur] {
+			cur = -1
+		}
+		if cur < 0 && d.classes[cp]&hasOpenMP != 0 {
+			cur = cp
+		}
+		root[cp] = cur
+	}
+
+	// Serial call paths: the workers idle while their master runs.
+	for cp, row := range in {
+		if root[cp] >= 0 || row == nil {
+			continue
+		}
+		for l, m := range master {
+			if m >= 0 && row[m] != 0 {
+				add(idle, cp, l, row[m])
+				add(time, cp, l, row[m])
+			}
+		}
+	}
+
+	// OpenMP constructs: a thread's time short of its master's.
+	incl := make([][]float64, n)
+	for cp, row := range in {
+		r := root[cp]
+		if r < 0 || row == nil {
+			continue
+		}
+		if incl[r] == nil {
+			incl[r] = make([]float64, d.nloc)
+		}
+		for l, x := range row {
+			incl[r][l] += x
+		}
+	}
+	for cp, row := range incl {
+		if row == nil {
+			continue
+		}
+		for l, m := range master {
+			if m < 0 {
+				continue
+			}
+			if short := row[m] - row[l]; short >= minLimitedParallelism {
+				add(limited, cp, l, short)
+				add(idle, cp, l, short)
+				add(time, cp, l, short)
+			}
+		}
+	}
 }
 
 // imbalance computes the remapper's computational imbalance heuristic from

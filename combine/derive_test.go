@@ -2,14 +2,15 @@ package combine
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"scout/cube"
 	"scout/internal/tracetest"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
@@ -18,9 +19,10 @@ import (
 )
 
 // reportFromCSV builds the Report the analysis would make of a reference
-// trace from its expected result CSV: the archive's global definitions, a
-// call tree from the call-path names (regions looked up by name) and the
-// values of the metrics the analysis computes (patterns.Catalog).
+// trace from its expected result CSV: the archive's global definitions
+// and locations (with their ranks and threads), the global call tree the
+// analysis builds from the trace (callTree) and the values of the metrics
+// the analysis computes (patterns.Catalog).
 func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
 	t.Helper()
 	cells, err := tracetest.ReadCSV(tr.Expected("scout.csv"))
@@ -35,74 +37,44 @@ func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	regionID := map[string]uint32{}
-	for _, r := range defs.Regions {
-		if _, dup := regionID[defs.Str(r.Name)]; !dup {
-			regionID[defs.Str(r.Name)] = r.Self
-		}
+	pl, err := localtrace.Placements(defs)
+	if err != nil {
+		t.Fatal(err)
 	}
+	rep := New(defs, callTree(t, a, defs, pl), pl, patterns.Catalog)
 
-	tree := &unify.CallTree{}
-	index := map[string]uint32{}
-	var node func(path string) uint32
-	node = func(path string) uint32 {
-		if i, ok := index[path]; ok {
-			return i
-		}
-		parent, name := unify.None, path
-		if i := strings.LastIndexByte(path, '/'); i >= 0 {
-			parent, name = node(path[:i]), path[i+1:]
-		}
-		id, ok := regionID[name]
-		if !ok {
-			t.Fatalf("call path %q: no region %q", path, name)
-		}
-		n := uint32(len(tree.Nodes))
-		tree.Nodes = append(tree.Nodes, unify.Node{Region: id, Parent: parent})
-		if parent == unify.None {
-			tree.Roots = append(tree.Roots, n)
-		} else {
-			tree.Nodes[parent].Children = append(tree.Nodes[parent].Children, n)
-		}
-		index[path] = n
-		return n
+	index := map[string]int{} // call-path key → call path
+	for i, k := range rep.callpathKeys() {
+		index[k] = i
 	}
-	var paths []string
-	labels := map[string]uint64{}
-	for k := range cells {
-		paths = append(paths, k.Callpath)
-		labels[k.Rank] = 0
+	labels := map[string]uint64{} // rank label ("r" or "r.t") → location
+	results := map[uint64]*Result{}
+	for loc, p := range pl {
+		labels[p.Label()] = loc
+		results[loc] = &Result{Location: loc, Values: make([][]float64, len(patterns.Catalog))}
 	}
-	sort.Strings(paths)
-	for _, path := range paths {
-		node(path)
-	}
-
-	pl := map[uint64]localtrace.Placement{}
-	for label := range labels {
-		loc := uint64(len(pl))
-		labels[label] = loc
-		pl[loc] = parseLabel(t, label)
-	}
-	rep := New(defs, tree, pl, patterns.Catalog)
 	id := map[string]int{}
 	for i, m := range patterns.Catalog {
 		id[m.Name] = i
-	}
-	results := map[uint64]*Result{}
-	for loc := range pl {
-		results[loc] = &Result{Location: loc, Values: make([][]float64, len(patterns.Catalog))}
 	}
 	for k, v := range cells {
 		m, ok := id[k.Metric]
 		if !ok {
 			continue
 		}
-		vals := results[labels[k.Rank]].Values
-		if vals[m] == nil {
-			vals[m] = make([]float64, len(tree.Nodes))
+		cp, ok := index[k.Callpath]
+		if !ok {
+			t.Fatalf("%v: no such call path in the trace", k)
 		}
-		vals[m][index[k.Callpath]] = v
+		loc, ok := labels[k.Rank]
+		if !ok {
+			t.Fatalf("%v: no such location in the trace", k)
+		}
+		vals := results[loc].Values
+		if vals[m] == nil {
+			vals[m] = make([]float64, len(rep.Tree.Nodes))
+		}
+		vals[m][cp] = v
 	}
 	for _, res := range results {
 		if err := rep.Add(*res); err != nil {
@@ -113,20 +85,43 @@ func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
 	return rep
 }
 
-func parseLabel(t *testing.T, s string) localtrace.Placement {
+// callTree builds the global call tree of a trace as the analysis does:
+// the call paths of every location, those of a rank's worker threads
+// continuing their master's (localtrace.AdoptThread), unified in the
+// order of the location ids. Its order, the order in which the reference
+// numbers the call paths too, is the order of the remapper's walk over
+// OpenMP constructs (deriver.idleThreads).
+func callTree(t *testing.T, a *otf2.Archive, defs *otf2.Defs, pl map[uint64]localtrace.Placement) *unify.CallTree {
 	t.Helper()
-	r, th, _ := strings.Cut(s, ".")
-	var pl localtrace.Placement
-	var err error
-	if pl.Rank, err = strconv.Atoi(r); err != nil {
-		t.Fatalf("bad rank label %q", s)
-	}
-	if th != "" {
-		if pl.Thread, err = strconv.Atoi(th); err != nil {
-			t.Fatalf("bad rank label %q", s)
+	traces := map[uint64]*localtrace.Trace{}
+	master := map[int]uint64{}
+	var locs []uint64
+	for _, l := range defs.Locations {
+		tr, err := localtrace.Load(a, defs, l.Self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[l.Self] = tr
+		locs = append(locs, l.Self)
+		if pl[l.Self].Thread == 0 {
+			master[pl[l.Self].Rank] = l.Self
 		}
 	}
-	return pl
+	slices.Sort(locs)
+	locals := make([][]localtrace.Callpath, len(locs))
+	for i, l := range locs {
+		if p := pl[l]; p.Thread != 0 {
+			if err := localtrace.AdoptThread(traces[l], traces[master[p.Rank]]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		locals[i] = traces[l].Callpaths
+	}
+	tree, _, err := unify.Unify(locals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }
 
 func toTestCells(cs []Cell) tracetest.Cells {
@@ -176,13 +171,10 @@ func TestDeriveReference(t *testing.T) {
 // out, and data types matching units.
 func TestMetricTree(t *testing.T) {
 	leftOut := map[string]bool{ // Scalasca metrics that scout does not compute
-		"omp_management": true, "bytes_rma": true,
-		"mpi_rma_wait_at_create": true, "mpi_rma_wait_at_free": true, "mpi_rma_sync_late_post": true,
+		"bytes_rma": true, "mpi_rma_wait_at_create": true, "mpi_rma_wait_at_free": true, "mpi_rma_sync_late_post": true,
 		"mpi_rma_early_wait": true, "mpi_rma_wait_at_fence": true, "mpi_rma_sync_lock_competition": true,
 		"mpi_rma_sync_wait_for_progress": true, "mpi_rma_comm_late_post": true,
 		"mpi_rma_comm_lock_competition": true, "mpi_rma_comm_wait_for_progress": true,
-		"omp_ebarrier_wait": true, "omp_ibarrier_wait": true, "omp_lock_contention_critical": true,
-		"omp_lock_contention_api": true, "omp_idle_threads": true,
 	}
 	seen := map[string]bool{}
 	for _, m := range MetricTree() {
@@ -211,7 +203,7 @@ func TestMetricTree(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []string{"omp_idle_threads"} {
+	for n := range leftOut {
 		if _, ok := LookupMetric(n); ok {
 			t.Errorf("%s is in the tree but is not computed", n)
 		}
@@ -222,6 +214,9 @@ func TestMetricTree(t *testing.T) {
 func TestClassify(t *testing.T) {
 	mpi := func(name string, role uint8) RegionInfo {
 		return RegionInfo{Name: name, Paradigm: otf2.ParadigmMPI, Role: role}
+	}
+	omp := func(name string, role uint8) RegionInfo {
+		return RegionInfo{Name: name, Paradigm: otf2.ParadigmOpenMP, Role: role, File: "OMP"}
 	}
 	tests := []struct {
 		r    RegionInfo
@@ -245,8 +240,19 @@ func TestClassify(t *testing.T) {
 		{mpi("MPI_File_read_at", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIFileIndividual | cMPIFileIops | cMPIFileIrops},
 		{mpi("MPI_File_write_all", otf2.RoleFunction), cExecution | hasMPI | cMPI | cMPIFileCollective | cMPIFileCops | cMPIFileCwops},
 		{mpi("PARALLEL", otf2.RoleFunction), cExecution | hasMPI},
-		{RegionInfo{Name: "!$omp ibarrier", Paradigm: otf2.ParadigmOpenMP, Role: otf2.RoleImplicitBarrier}, cExecution | hasOpenMP | cOMPSyncIBarrier},
-		{RegionInfo{Name: "omp_set_lock", Paradigm: otf2.ParadigmOpenMP, Role: otf2.RoleFunction}, cExecution | hasOpenMP | cOMPSyncLockAPI},
+		{omp("!$omp parallel @a.c:3", otf2.RoleParallel), cExecution | hasOpenMP},
+		{omp("!$omp ibarrier", otf2.RoleImplicitBarrier), cExecution | hasOpenMP | cOMPSyncIBarrier},
+		{omp("!$omp implicit barrier @a.c:9", otf2.RoleImplicitBarrier), cExecution | hasOpenMP | cOMPSyncIBarrier},
+		{omp("!$omp barrier @a.c:5", otf2.RoleBarrier), cExecution | hasOpenMP | cOMPSyncEBarrier},
+		{omp("!$omp critical @a.c:7", otf2.RoleCritical), cExecution | hasOpenMP | cOMPSyncCritical},
+		{omp("!$omp critical sblock @a.c:7", otf2.RoleCriticalSblock), cExecution | hasOpenMP},
+		{omp("!$omp atomic @a.c:8", otf2.RoleAtomic), cExecution | hasOpenMP | cOMPSyncCritical},
+		{omp("!$omp ordered @a.c:4", otf2.RoleOrdered), cExecution | hasOpenMP | cOMPSyncOrdered},
+		{omp("!$omp taskwait @a.c:6", otf2.RoleTaskWait), cExecution | hasOpenMP | cOMPSyncTaskwait},
+		{omp("!$omp flush @a.c:2", otf2.RoleFlush), cExecution | hasOpenMP | cOMPFlush},
+		{omp("omp_set_lock", otf2.RoleFunction), cExecution | hasOpenMP | cOMPSyncLockAPI},
+		{omp("omp_init_nest_lock", 2 /* wrapper */), cExecution | hasOpenMP | cOMPSyncLockAPI},
+		{omp("omp_get_thread_num", 2 /* wrapper */), cExecution | hasOpenMP},
 		{RegionInfo{Name: "pthread_mutex_lock", Paradigm: otf2.ParadigmPthread, Role: otf2.RoleFunction}, cExecution | hasPthread | cPthreadSyncMutex},
 		{RegionInfo{Name: "cudaMemcpy", Paradigm: otf2.ParadigmCUDA, Role: otf2.RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAComm},
 		{RegionInfo{Name: "cuLaunchKernel_v2", Paradigm: otf2.ParadigmCUDA, Role: otf2.RoleFunction}, cExecution | hasCUDA | cCUDA | cCUDAKernelLaunches},
@@ -424,4 +430,201 @@ func ExampleDerive() {
 	// mpi_sync_collective main/MPI_Barrier 1 1
 	// mpi_synchronization main/MPI_Barrier 0 2
 	// mpi_synchronization main/MPI_Barrier 1 1
+}
+
+// TestCallTreeOrder checks that the call tree the analysis builds (as
+// callTree builds it) numbers the call paths as the reference's report
+// does: the remapper walks them in that order (deriver.idleThreads). It
+// needs the reference reports of ../shared.
+func TestCallTreeOrder(t *testing.T) {
+	dir := tracetest.SharedDir()
+	if dir == "" {
+		t.Skip("../shared/traces is absent")
+	}
+	cubes, err := filepath.Glob(filepath.Join(filepath.Dir(dir), "traces*", "*", "expected", "scout.cubex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cubes) == 0 {
+		t.Skip("no reference reports in ../shared")
+	}
+	for _, path := range cubes {
+		traceDir := filepath.Dir(filepath.Dir(path))
+		t.Run(filepath.Base(traceDir), func(t *testing.T) {
+			ref, err := cube.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cnodes := ref.AllCnodes()
+			slices.SortFunc(cnodes, func(a, b *cube.Cnode) int { return a.ID - b.ID })
+			pos := map[*cube.Cnode]int{}
+			parent, name := make([]int, len(cnodes)), make([]string, len(cnodes))
+			for i, c := range cnodes {
+				pos[c] = i
+				parent[i], name[i] = -1, c.Region.Name
+				if c.Parent != nil {
+					parent[i] = pos[c.Parent]
+				}
+			}
+			want := cube.PathKeys(parent, name)
+
+			a, err := otf2.Open(traceDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defs, err := a.ReadGlobalDefs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := localtrace.Placements(defs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := New(defs, callTree(t, a, defs, pl), pl, nil).callpathKeys()
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("call paths in id order (-reference +ours):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestIdleThreads checks the remapper's idle-thread step and the OpenMP
+// metrics derived from it on a small hybrid profile: rank 0 with a
+// worker thread, rank 1 without. Each call path is listed in id order
+// with the exclusive time of locations 0, 0.1 and 1.
+func TestIdleThreads(t *testing.T) {
+	const (
+		roleWrapper uint8 = 2  // OTF2_REGION_ROLE_WRAPPER
+		roleMaster  uint8 = 11 // OTF2_REGION_ROLE_MASTER
+	)
+	type cpDef struct {
+		path     string
+		paradigm uint8
+		role     uint8
+		time     []float64
+	}
+	var (
+		main     = cpDef{"main", otf2.ParadigmCompiler, otf2.RoleFunction, []float64{1, 0, 1}}
+		init     = cpDef{"main/MPI_Init", otf2.ParadigmMPI, otf2.RoleFunction, []float64{2, 0, 2}}
+		initLock = cpDef{"main/omp_init_lock", otf2.ParadigmOpenMP, roleWrapper, []float64{0.5, 0, 0.25}}
+		par      = cpDef{"main/!$omp parallel", otf2.ParadigmOpenMP, otf2.RoleParallel, []float64{1, 1, 1}}
+		parWork  = cpDef{"main/!$omp parallel/work", otf2.ParadigmCompiler, otf2.RoleFunction, []float64{3, 2, 3}}
+		barrier  = cpDef{"main/!$omp parallel/!$omp implicit barrier", otf2.ParadigmOpenMP, otf2.RoleImplicitBarrier, []float64{0, 1, 0}}
+		master   = cpDef{"main/!$omp parallel/!$omp master", otf2.ParadigmOpenMP, roleMaster, []float64{0.1, 0, 0.1}}
+		work     = cpDef{"main/work", otf2.ParadigmCompiler, otf2.RoleFunction, []float64{5, 0, 5}}
+		recv     = cpDef{"main/!$omp parallel/!$omp master/MPI_Recv", otf2.ParadigmMPI, otf2.RolePoint2Point, []float64{1.5, 0, 0}}
+	)
+	profile := func(cps ...cpDef) *Profile {
+		p := &Profile{
+			Locations: []localtrace.Placement{{Rank: 0}, {Rank: 0, Thread: 1}, {Rank: 1}},
+			Values:    map[string][][]float64{"time": nil, "visits": nil, "omp_management": nil},
+		}
+		index := map[string]int{}
+		for i, c := range cps {
+			parent := -1
+			if j := strings.LastIndexByte(c.path, '/'); j >= 0 {
+				parent = index[c.path[:j]]
+			}
+			index[c.path] = i
+			name := c.path[strings.LastIndexByte(c.path, '/')+1:]
+			p.Callpaths = append(p.Callpaths, Callpath{Parent: parent, Region: RegionInfo{Name: name, Paradigm: c.paradigm, Role: c.role}})
+			p.Values["time"] = append(p.Values["time"], c.time)
+			p.Values["visits"] = append(p.Values["visits"], []float64{1, 1, 1})
+			var mgmt []float64
+			if c.path == par.path {
+				mgmt = []float64{0.2, 0.2, 0.2}
+			}
+			p.Values["omp_management"] = append(p.Values["omp_management"], mgmt)
+		}
+		return p
+	}
+	key := func(m, cp, r string) tracetest.Key { return tracetest.Key{Metric: m, Callpath: cp, Rank: r} }
+	metrics := []string{"time", "omp_idle_threads", "omp_limited_parallelism", "execution",
+		"mpi", "omp_time", "omp_lock_api", "omp_ibarrier", "comp"}
+	// cells adds the cells common to both call-path orders.
+	cells := func(extra tracetest.Cells) tracetest.Cells {
+		want := tracetest.Cells{}
+		for _, c := range []cpDef{main, init, initLock, par, parWork, barrier, master, work, recv} {
+			for l, r := range []string{"0", "0.1", "1"} {
+				if x := c.time[l]; x != 0 {
+					want[key("time", c.path, r)] = x
+					want[key("execution", c.path, r)] = x
+				}
+			}
+		}
+		// The worker idles at the serial call paths while its master runs,
+		// and for the master's whole time in omp_init_lock.
+		for _, c := range []cpDef{main, init, work} {
+			want[key("time", c.path, "0.1")] = c.time[0]
+			want[key("omp_idle_threads", c.path, "0.1")] = c.time[0]
+		}
+		want[key("time", initLock.path, "0.1")] = 0.5
+		want[key("omp_idle_threads", initLock.path, "0.1")] = 0.5
+		want[key("omp_limited_parallelism", initLock.path, "0.1")] = 0.5
+		for _, r := range []string{"0", "1"} {
+			want[key("mpi", init.path, r)] = 2
+			want[key("comp", main.path, r)] = 1
+			want[key("comp", par.path, r)] = 0.8
+			want[key("comp", parWork.path, r)] = 3
+			want[key("comp", master.path, r)] = 0.1
+			want[key("comp", work.path, r)] = 5
+		}
+		want[key("mpi", recv.path, "0")] = 1.5
+		for _, r := range []string{"0", "0.1", "1"} {
+			want[key("omp_time", par.path, r)] = 0.2
+		}
+		want[key("comp", par.path, "0.1")] = 0.8
+		want[key("comp", parWork.path, "0.1")] = 2
+		for r, x := range map[string]float64{"0": 0.5, "1": 0.25} {
+			want[key("omp_lock_api", initLock.path, r)] = x
+			want[key("omp_time", initLock.path, r)] = x
+		}
+		want[key("omp_ibarrier", barrier.path, "0.1")] = 1
+		want[key("omp_time", barrier.path, "0.1")] = 1
+		for k, v := range extra {
+			want[k] = v
+		}
+		return want
+	}
+	tests := []struct {
+		name string
+		p    *Profile
+		want tracetest.Cells
+	}{
+		{
+			// MPI_Recv, numbered after the parallel region's construct has
+			// closed, is serial: the worker idles there; in the construct
+			// the worker falls 0.1 s short of its master (in !$omp master).
+			name: "receive numbered last",
+			p:    profile(main, init, initLock, par, parWork, barrier, master, work, recv),
+			want: cells(tracetest.Cells{
+				key("time", recv.path, "0.1"):                   1.5,
+				key("omp_idle_threads", recv.path, "0.1"):       1.5,
+				key("time", par.path, "0.1"):                    1.1,
+				key("execution", par.path, "0.1"):               1,
+				key("omp_idle_threads", par.path, "0.1"):        0.1,
+				key("omp_limited_parallelism", par.path, "0.1"): 0.1,
+			}),
+		},
+		{
+			// Numbered inside the construct, it is part of it: the worker
+			// falls 1.6 s short of its master there.
+			name: "receive numbered in the construct",
+			p:    profile(main, init, initLock, par, parWork, barrier, master, recv, work),
+			want: cells(tracetest.Cells{
+				key("time", par.path, "0.1"):                    2.6,
+				key("execution", par.path, "0.1"):               1,
+				key("omp_idle_threads", par.path, "0.1"):        1.6,
+				key("omp_limited_parallelism", par.path, "0.1"): 1.6,
+			}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := toTestCells(Derive(tt.p).Cells(tt.p)).Only(metrics...)
+			if diff := cmp.Diff(tt.want, got, approx); diff != "" {
+				t.Errorf("derived cells (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -21,7 +21,7 @@ const (
 	// metrics' inclusive values.
 	Summed
 	// Remapped metrics are computed by the remapper itself: the
-	// computational imbalance heuristic.
+	// computational imbalance heuristic and the OpenMP idle threads.
 	Remapped
 	// Formula metrics are computed by an expression of their own over
 	// other metrics' values, call-path inclusive and summed over all
@@ -98,9 +98,12 @@ func copied(unique, parent string) MetricDef {
 	return d
 }
 
+// timeMask is a Masked metric over the execution time: the time less the
+// idle-thread time the remapper adds for OpenMP worker threads
+// (omp_idle_threads, zero without OpenMP).
 func timeMask(mask class, unique, display, parent, descr string) MetricDef {
 	m := metric(Masked, "sec", unique, display, parent, descr)
-	m.mask, m.terms = mask, []string{"time"}
+	m.mask, m.terms = mask, []string{"time", "-omp_idle_threads"}
 	return m
 }
 
@@ -131,8 +134,8 @@ func formula(unique, display, parent, descr string, terms ...string) MetricDef {
 // waitFreeTime is the time a location spends outside wait states, the
 // operand of the critical path's imbalance: the time less every wait
 // state the reference analysis can detect (those scout does not compute,
-// one-sided and OpenMP ones and idle threads, count as zero), and less
-// the OpenMP team management time and the whole time in ordered regions.
+// the one-sided ones, count as zero) and less the idle-thread time, the
+// OpenMP team management time and the whole time in ordered regions.
 var waitFreeTime = []string{"time",
 	"-mpi_finalize_wait", "-mpi_rma_wait_at_create", "-mpi_rma_wait_at_free", "-mpi_barrier_wait",
 	"-mpi_rma_sync_late_post", "-mpi_rma_early_wait", "-mpi_rma_wait_at_fence",
@@ -162,8 +165,7 @@ func computedBy(p patterns.Parts, ms ...MetricDef) []MetricDef {
 // metricTree is the derived metric tree in report (preorder) order: the
 // metrics of Scalasca 2.6's scout.spec that this analysis can produce.
 // Left out are the metrics computed by analyses scout does not run yet
-// (one-sided and OpenMP/Pthread wait states, idle threads) and the sums
-// made only of them.
+// (one-sided and Pthread wait states) and the sums made only of them.
 var metricTree = slices.Concat(
 	[]MetricDef{
 		copied("time", ""),
@@ -215,18 +217,22 @@ var metricTree = slices.Concat(
 		timeMask(cMPIFileCollective, "mpi_io_collective", "Collective", "mpi_io", "Time in MPI file reads and writes that all ranks sharing the file issue together."),
 	),
 	needing(hasOpenMP,
-		// omp_management (Copied) is not computed: OpenMP here is only the
-		// time spent in synchronization and flush calls.
 		summed("sec", "omp_time", "OpenMP", "execution", "Time in the OpenMP runtime for thread-team management, synchronization constructs and memory flushes.",
 			"omp_management", "omp_synchronization", "omp_flush"),
+		copied("omp_management", "omp_time"),
+		copied("omp_fork", "omp_management"),
 		summed("sec", "omp_synchronization", "Synchronization", "omp_time", "Time OpenMP threads spend in barriers, critical sections, locks, ordered regions and task waits.",
 			"omp_barrier", "omp_critical", "omp_lock_api", "omp_ordered", "omp_taskwait"),
 		summed("sec", "omp_barrier", "Barrier", "omp_synchronization", "Time OpenMP threads spend in explicit and implicit barriers together.",
 			"omp_ebarrier", "omp_ibarrier"),
 		timeMask(cOMPSyncEBarrier, "omp_ebarrier", "Explicit", "omp_barrier", "Time OpenMP threads spend in barriers written explicitly in the source code."),
+		copied("omp_ebarrier_wait", "omp_ebarrier"),
 		timeMask(cOMPSyncIBarrier, "omp_ibarrier", "Implicit", "omp_barrier", "Time OpenMP threads spend in the barriers implied at the end of worksharing and parallel constructs."),
+		copied("omp_ibarrier_wait", "omp_ibarrier"),
 		timeMask(cOMPSyncCritical, "omp_critical", "Critical", "omp_synchronization", "Time OpenMP threads spend entering and leaving critical sections and atomic updates."),
+		copied("omp_lock_contention_critical", "omp_critical"),
 		timeMask(cOMPSyncLockAPI, "omp_lock_api", "Lock API", "omp_synchronization", "Time in the OpenMP library routines that set, test and unset locks."),
+		copied("omp_lock_contention_api", "omp_lock_api"),
 		timeMask(cOMPSyncOrdered, "omp_ordered", "Ordered", "omp_synchronization", "Time OpenMP threads spend in the ordered parts of loops, which run one iteration at a time."),
 		timeMask(cOMPSyncTaskwait, "omp_taskwait", "Task Wait", "omp_synchronization", "Time OpenMP threads block in taskwait constructs until their child tasks finish."),
 		timeMask(cOMPFlush, "omp_flush", "Flush", "omp_time", "Time OpenMP threads spend making their view of memory consistent in flush constructs."),
@@ -249,7 +255,7 @@ var metricTree = slices.Concat(
 	),
 	needing(hasOpenCL,
 		withTerms(timeMask(cOpenCL, "opencl_time", "OpenCL", "execution", "Time in OpenCL API calls and device activity other than kernel execution."),
-			"time", "-opencl_kernel_executions"),
+			"time", "-opencl_kernel_executions", "-omp_idle_threads"),
 		timeMask(cOpenCLSetup, "opencl_setup", "General management", "opencl_time", "Time in OpenCL calls for platform, device, context, queue and event handling that neither move data nor launch kernels."),
 		timeMask(cOpenCLComm, "opencl_comm", "Memory management", "opencl_time", "Time in OpenCL calls that allocate or free buffers or copy data between host and device."),
 		timeMask(cOpenCLSync, "opencl_sync", "Synchronization", "opencl_time", "Time in OpenCL calls that wait for queued commands or events to finish."),
@@ -257,7 +263,7 @@ var metricTree = slices.Concat(
 	),
 	needing(hasCUDA,
 		withTerms(timeMask(cCUDA, "cuda_time", "CUDA", "execution", "Time in CUDA API calls and device activity other than kernel execution."),
-			"time", "-cuda_kernel_executions"),
+			"time", "-cuda_kernel_executions", "-omp_idle_threads"),
 		timeMask(cCUDASetup, "cuda_setup", "General management", "cuda_time", "Time in CUDA calls for device, context, stream, event and other runtime handling that neither move data nor launch kernels."),
 		timeMask(cCUDAComm, "cuda_comm", "Memory management", "cuda_time", "Time in CUDA calls that allocate or free memory or copy data between host and device, memset calls excepted."),
 		timeMask(cCUDASync, "cuda_sync", "Synchronization", "cuda_time", "Time in CUDA calls that wait for streams, events or the whole device to finish."),
@@ -265,6 +271,12 @@ var metricTree = slices.Concat(
 	),
 	[]MetricDef{
 		timeMask(cOverhead, "overhead", "Overhead", "time", "Time the measurement system itself used, such as for flushing trace buffers to disk."),
+	},
+	needing(hasOpenMP,
+		remapped("omp_idle_threads", "Idle threads", "time", "Time OpenMP worker threads are reserved but have nothing to run, outside parallel regions or left out of them."),
+		remapped("omp_limited_parallelism", "Limited parallelism", "omp_idle_threads", "Part of the idle worker-thread time at OpenMP constructs the master thread ran without a full team, such as lock set-up calls outside parallel regions."),
+	),
+	[]MetricDef{
 		copied("visits", ""),
 	},
 	needing(hasMPI,
@@ -322,9 +334,11 @@ var metricTree = slices.Concat(
 		copied("bytes_cout", "bytes_coll"),
 		copied("bytes_cin", "bytes_coll"),
 	),
-	// The delay costs (root-cause analysis; no OpenMP delays).
+	// The delay costs (root-cause analysis).
+	needing(hasMPI|hasOpenMP, computedBy(patterns.PartRootCause,
+		summed("sec", "delay", "Delay costs", "", "Time by which ranks or threads lagged behind their partners, charged to the call paths where the lag built up, as far as it made others wait.", "delay_mpi", "delay_omp"),
+	)...),
 	needing(hasMPI, computedBy(patterns.PartRootCause,
-		summed("sec", "delay", "Delay costs", "", "Time by which ranks lagged behind their partners, charged to the call paths where the lag built up, as far as it made other ranks wait.", "delay_mpi"),
 		summed("sec", "delay_mpi", "MPI", "delay", "Part of the delay costs that led to waiting inside MPI calls.", "delay_p2p", "delay_collective"),
 		summed("sec", "delay_p2p", "Point-to-point", "delay_mpi", "Part of the MPI delay costs that made a send or receive partner wait.",
 			"delay_latesender_aggregate", "delay_latereceiver_aggregate"),
@@ -354,6 +368,18 @@ var metricTree = slices.Concat(
 			"delay_n2n", "delay_n2n_longterm"),
 		copied("delay_n2n", "delay_n2n_aggregate"),
 		copied("delay_n2n_longterm", "delay_n2n_aggregate"),
+	)...),
+	needing(hasOpenMP, computedBy(patterns.PartRootCause,
+		summed("sec", "delay_omp", "OpenMP", "delay", "Part of the delay costs that made OpenMP threads wait at barriers or sit idle.",
+			"delay_ompbarrier_aggregate", "delay_ompidle_aggregate"),
+		summed("sec", "delay_ompbarrier_aggregate", "Wait at Barrier", "delay_omp", "Delay costs charged to the last thread of a team to reach an OpenMP barrier for the waits of the others.",
+			"delay_ompbarrier", "delay_ompbarrier_longterm"),
+		copied("delay_ompbarrier", "delay_ompbarrier_aggregate"),
+		copied("delay_ompbarrier_longterm", "delay_ompbarrier_aggregate"),
+		summed("sec", "delay_ompidle_aggregate", "Idleness delay costs", "delay_omp", "Delay costs charged to serial work of the master thread for the time its worker threads spend idle.",
+			"delay_ompidle", "delay_ompidle_longterm"),
+		copied("delay_ompidle", "delay_ompidle_aggregate"),
+		copied("delay_ompidle_longterm", "delay_ompidle_aggregate"),
 	)...),
 	// Wait-state propagation (root-cause analysis).
 	needing(hasMPI, computedBy(patterns.PartRootCause,
@@ -385,7 +411,7 @@ var metricTree = slices.Concat(
 		copied("mpi_wait_indirect_latesender", "mpi_wait_indirect"),
 		copied("mpi_wait_indirect_latereceiver", "mpi_wait_indirect"),
 	)...),
-	needing(hasMPI, computedBy(patterns.PartCriticalPath,
+	needing(hasMPI|hasOpenMP, computedBy(patterns.PartCriticalPath,
 		copied("critical_path", ""),
 		formula("critical_path_imbalance", "Imbalance", "critical_path",
 			"Part of a call path's critical-path time beyond its average wait-free time per location, shared among the ranks by their part of the path.",

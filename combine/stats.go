@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"runtime"
+	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"scout/patterns"
 )
@@ -18,8 +23,8 @@ const maxSevere = 5
 type PatternStats struct {
 	Pattern                     string
 	Count                       int
-	Mean, Median, Min, Max, Sum float64
-	Variance, Quartile25, Q75   float64
+	Mean, Median, Min, Max, Sum float64             // Median: estimated (densityEstimate)
+	Variance, Quartile25, Q75   float64             // quartiles: estimated (densityEstimate)
 	Severe                      []patterns.Instance // most severe, largest first
 }
 
@@ -27,14 +32,27 @@ type PatternStats struct {
 // order of patterns.StatPatterns. Observations are the per-location wait
 // times; the severe-instance list aggregates collective operations over
 // their participants (summed wait, earliest begin, latest end, the rank
-// that waited longest).
+// that waited longest). The median and quartiles are estimated as the
+// reference analyzer does (see densityEstimate), on the scale of the
+// pattern's bound (statBounds): one estimate per rank, in the order of
+// the instances, merged in rank order (the reference keeps one per
+// location and merges the threads' and then the ranks'; the results
+// agree but for rounding).
 func (r *Report) Stats() []PatternStats {
 	var out []PatternStats
+	bounds := r.statBounds()
+	type part struct {
+		obs   []float64 // one rank's observations, in instance order
+		scale float64   // 1 / the pattern's bound
+		est   densityEstimate
+	}
+	var parts [][]*part // by entry of out, in rank order
 	for pi, name := range patterns.StatPatterns {
 		var obs []float64
 		agg := map[patterns.CollKey]*patterns.Instance{}
 		var inst []*patterns.Instance
 		var maxDur = map[patterns.CollKey]float64{}
+		perRank := map[int32]*part{}
 		for i := range r.Instances {
 			in := &r.Instances[i]
 			if int(in.Pattern) != pi {
@@ -42,6 +60,12 @@ func (r *Report) Stats() []PatternStats {
 			}
 			if in.Duration > 0 {
 				obs = append(obs, in.Duration)
+				p := perRank[in.Rank]
+				if p == nil {
+					p = &part{scale: 1 / bounds[pi]}
+					perRank[in.Rank] = p
+				}
+				p.obs = append(p.obs, in.Duration)
 			}
 			if in.Coll.Seq < 0 {
 				if in.Duration > 0 {
@@ -68,10 +92,46 @@ func (r *Report) Stats() []PatternStats {
 			continue
 		}
 		out = append(out, summarize(name, obs, inst))
+		ps := make([]*part, 0, len(perRank))
+		for _, rk := range slices.Sorted(maps.Keys(perRank)) {
+			ps = append(ps, perRank[rk])
+		}
+		parts = append(parts, ps)
+	}
+	// the ranks' estimates (60 polynomials per observation), in parallel
+	var jobs []*part
+	for i := range out {
+		jobs = append(jobs, parts[i]...)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < len(jobs); k = int(next.Add(1) - 1) {
+				p := jobs[k]
+				for _, v := range p.obs {
+					p.est.add(v, p.scale)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range out {
+		ests := make([]*densityEstimate, len(parts[i]))
+		for k, p := range parts[i] {
+			ests[k] = &p.est
+		}
+		est := mergeEstimates(ests)
+		s := &out[i]
+		s.Quartile25, s.Median, s.Q75 = est.quartiles(parts[i][0].scale)
 	}
 	return out
 }
 
+// summarize computes count, mean, minimum, maximum, sum and variance of
+// the observations (which it sorts), and picks the most severe instances.
 func summarize(name string, obs []float64, inst []*patterns.Instance) PatternStats {
 	sort.Float64s(obs)
 	n := float64(len(obs))
@@ -84,7 +144,6 @@ func summarize(name string, obs []float64, inst []*patterns.Instance) PatternSta
 		s.Variance += (v - s.Mean) * (v - s.Mean)
 	}
 	s.Variance /= n // population variance, as the reference analyzer
-	s.Median, s.Quartile25, s.Q75 = quantile(obs, 0.5), quantile(obs, 0.25), quantile(obs, 0.75)
 	sort.SliceStable(inst, func(i, j int) bool { return inst[i].Duration > inst[j].Duration })
 	seen := map[uint32]bool{}
 	for _, in := range inst {
@@ -99,15 +158,217 @@ func summarize(name string, obs []float64, inst []*patterns.Instance) PatternSta
 	return s
 }
 
-// quantile interpolates linearly between the order statistics of sorted.
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	if lo+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
+// boundFrom names, for the patterns whose bound, without the report's,
+// comes from the spans of another pattern's instances, that pattern: a
+// wrong-order Late Sender instance spans from the remote send, a Wait at
+// N×N instance from the region's Enter, whereas the bound is the span of
+// the receive or of the collective (from its begin event).
+var boundFrom = map[string]string{
+	"mpi_latesender_wo": "mpi_latesender",
+	"mpi_wait_nxn":      "mpi_nxn_completion",
+}
+
+// statBounds returns, by index in patterns.StatPatterns, the bound the
+// pattern's observations are scaled by for the quantile estimate
+// (densityEstimate): as in the reference, the longest operation of the
+// kind the pattern measures, over all locations, whether or not it
+// waited: for Late Sender and its wrong-order part the longest region
+// holding a receive (its Enter to its Leave), for Late Receiver the
+// longest one holding a send, for Wait at Barrier and Barrier Completion
+// the longest barrier, for Wait at N×N and N×N Completion the longest
+// N-to-N collective, for Late Broadcast, Early Reduce and Early Scan the
+// longest 1-to-N, N-to-1 and scan collective (each from its begin to its
+// end event), for the OpenMP barrier waits the longest explicit or
+// implicit barrier region, for lock contention the longest time from
+// entering a lock's region (the critical section, the lock-API call) to
+// acquiring the lock.
+//
+// The analysis finds them (Report.StatBounds). A report without them
+// uses the longest span (Exit − Enter) of the pattern's instances: exact
+// for the collectives and OpenMP barriers, which have an instance with
+// or without a wait, but only a lower estimate where the longest
+// operation did not wait (point-to-point, N-to-1, locks), and for Late
+// Sender the span ends at the receive event, not at the region's Leave.
+// A bound that is not positive falls back to the largest observation.
+func (r *Report) statBounds() []float64 {
+	np := len(patterns.StatPatterns)
+	idx := map[string]int{}
+	for i, name := range patterns.StatPatterns {
+		idx[name] = i
 	}
-	f := pos - float64(lo)
-	return sorted[lo]*(1-f) + sorted[lo+1]*f
+	recorded, span, maxObs := make([]float64, np), make([]float64, np), make([]float64, np)
+	copy(recorded, r.StatBounds)
+	for i := range r.Instances {
+		in := &r.Instances[i]
+		p := int(in.Pattern)
+		if p >= np {
+			continue
+		}
+		span[p] = max(span[p], in.Exit-in.Enter)
+		maxObs[p] = max(maxObs[p], in.Duration)
+	}
+	bounds := make([]float64, np)
+	for i, name := range patterns.StatPatterns {
+		src := i
+		if from, ok := boundFrom[name]; ok {
+			src = idx[from]
+		}
+		switch {
+		case recorded[i] > 0:
+			bounds[i] = recorded[i]
+		case span[src] > 0:
+			bounds[i] = span[src]
+		default:
+			bounds[i] = maxObs[i]
+		}
+	}
+	return bounds
+}
+
+// Parameters of the quantile estimate (densityEstimate).
+const (
+	// densityTerms is the number of Legendre polynomials the density
+	// estimate keeps per observation set.
+	densityTerms = 60
+	// densityCells is the number of equal cells of [0, 1] over which the
+	// estimated density is integrated (midpoint rule).
+	densityCells = 10000
+	// densityMinOpt is the number of observations above which the
+	// estimate is truncated to its best number of terms.
+	densityMinOpt = 5
+)
+
+// densityEstimate estimates the median and quartiles of a set of
+// observations the way the reference analyzer does (both its MPI and its
+// hybrid MPI+OpenMP build, for every pattern), without keeping the
+// observations:
+//
+//   - Each observation v is scaled to x = v·s in [0, 1], where s is one over
+//     the pattern's bound (statBounds).
+//   - The density of x is approximated by an orthogonal series of the
+//     Legendre polynomials P_0 … P_59 shifted to [0, 1]: f(x) = Σ c_k P_k(x)
+//     with c_k the mean of (2k+1)·P_k(x_j) over the observations x_j (the
+//     projection of the empirical distribution onto the polynomials). Each
+//     location keeps the running mean c_k and the running mean of the
+//     squares ((2k+1)·P_k(x_j))², updated per observation as
+//     m ← ((n−1)/n)·m + y/n.
+//   - The estimates of all locations are merged into one by weighting each
+//     location's means with its share n_l/N of the observations.
+//   - With more than 5 observations the series is truncated: with
+//     J(m) = Σ_{k≤m} (2·q_k − (N+1)·c_k²)/(N−1), q_k the mean of squares,
+//     the estimate keeps the terms up to the last m ≥ 1 at which J(m)
+//     fell below every earlier J (and two terms if J never falls below
+//     J(0)). With 5 or fewer all 60 terms stay.
+//   - f is integrated from 0 with the midpoint rule on 10000 equal cells:
+//     a cell of negative mass opens a debt, which the following cells pay
+//     off before the integral grows again (so that it is monotone); a
+//     payment that more than settles the debt leaves the rest unused.
+//     The 25 %, 50 % and 75 % quantiles are the midpoints of the first
+//     cells at which the integral reaches 0.25, 0.5 and 0.75, scaled back
+//     by 1/s; a quantile the integral never reaches is 0.
+//
+// The estimate therefore differs from the exact quantiles of the
+// observations, by up to a cell (1e-4 of the bound) and more where the
+// series approximates the density badly (few observations).
+type densityEstimate struct {
+	n          float64
+	coef, sqrs [densityTerms]float64
+}
+
+// shiftedLegendre sets p[k] to P_k(x), the Legendre polynomial of degree k
+// shifted from [-1, 1] to [0, 1], for k < len(p) (len(p) >= 2), by the
+// three-term recurrence k·P_k = (2k−1)·t·P_{k−1} − (k−1)·P_{k−2}, t = 2x−1.
+func shiftedLegendre(p []float64, x float64) {
+	t := 2*x - 1
+	p[0], p[1] = 1, t
+	for k := 2; k < len(p); k++ {
+		fk := float64(k)
+		p[k] = ((2*fk-1)*t*p[k-1] - (fk-1)*p[k-2]) / fk
+	}
+}
+
+// add adds observation v, scaled by s.
+func (d *densityEstimate) add(v, s float64) {
+	d.n++
+	x := v * s
+	var y [densityTerms]float64
+	shiftedLegendre(y[:], x)
+	y[1] = 6*x - 3 // 3·P_1(x)
+	for k := 2; k < densityTerms; k++ {
+		y[k] *= 2*float64(k) + 1
+	}
+	keep := (d.n - 1) / d.n
+	for k := range y {
+		d.coef[k] = keep*d.coef[k] + y[k]/d.n
+		d.sqrs[k] = keep*d.sqrs[k] + y[k]*y[k]/d.n
+	}
+}
+
+// mergeEstimates merges the estimates of several locations into one.
+func mergeEstimates(parts []*densityEstimate) densityEstimate {
+	var m densityEstimate
+	for _, p := range parts {
+		m.n += p.n
+	}
+	for _, p := range parts {
+		w := p.n / m.n
+		for k := range m.coef {
+			m.coef[k] += w * p.coef[k]
+			m.sqrs[k] += w * p.sqrs[k]
+		}
+	}
+	return m
+}
+
+// terms returns how many terms of the series the estimate uses.
+func (d *densityEstimate) terms() int {
+	if !(d.n > densityMinOpt) {
+		return densityTerms
+	}
+	crit := func(k int) float64 {
+		return (1 / (d.n - 1)) * (2*d.sqrs[k] - (d.n+1)*d.coef[k]*d.coef[k])
+	}
+	best := crit(0)
+	j, last := best, 1
+	for k := 1; k < densityTerms; k++ {
+		j += crit(k)
+		if j < best {
+			best, last = j, k
+		}
+	}
+	return last + 1
+}
+
+// quartiles returns the estimated 25 %, 50 % and 75 % quantiles of the
+// observations, which were scaled by s.
+func (d *densityEstimate) quartiles(s float64) (q25, q50, q75 float64) {
+	p := make([]float64, d.terms())
+	const dx = 1.0 / densityCells
+	var (
+		integral, debt float64
+		q              [3]float64
+		found          int
+		levels         = [3]float64{0.25, 0.5, 0.75}
+	)
+	mid := 0.5 * dx
+	for i := 0; found < len(levels) && i < densityCells; i, mid = i+1, mid+dx {
+		shiftedLegendre(p, mid)
+		f := 0.0
+		for k, pk := range p {
+			f += d.coef[k] * pk
+		}
+		switch mass := dx * f; {
+		case mass < 0, !(debt >= 0):
+			debt += mass
+		default:
+			integral += mass
+		}
+		for found < len(levels) && integral >= levels[found] {
+			q[found] = mid
+			found++
+		}
+	}
+	return q[0] / s, q[1] / s, q[2] / s
 }
 
 // WriteStats writes the statistics file (trace.stat) in the reference

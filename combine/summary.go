@@ -88,7 +88,7 @@ const (
 // delay_*_aggregate metrics have them.
 var delayKinds = func() (ks []struct{ short, long, display string }) {
 	for _, m := range metricTree {
-		if (m.Parent == "delay_p2p" || m.Parent == "delay_collective") && len(m.terms) == 2 {
+		if (m.Parent == "delay_p2p" || m.Parent == "delay_collective" || m.Parent == "delay_omp") && len(m.terms) == 2 {
 			ks = append(ks, struct{ short, long, display string }{m.terms[0], m.terms[1], m.Display})
 		}
 	}
@@ -170,6 +170,10 @@ func (t *tally) ranks() []RankValue {
 	return rs
 }
 
+// overhead are the metrics of time computed besides the wait states: the
+// management of OpenMP thread teams.
+var overhead = map[string]bool{"omp_management": true, "omp_fork": true}
+
 // summarizeCells is Summarize for cells whose call paths are either names or
 // nodes of a tree (Cell.node) that name names.
 func summarizeCells(cells []Cell, metrics []patterns.Metric, top int, name func(int32) string) Summary {
@@ -194,7 +198,7 @@ func summarizeCells(cells []Cell, metrics []patterns.Metric, top int, name func(
 	var s Summary
 	idx := map[string]int{}
 	for _, m := range metrics {
-		if m.Unit == "sec" && m.Name != "time" && m.Part == 0 {
+		if m.Unit == "sec" && m.Name != "time" && m.Part == 0 && !overhead[m.Name] {
 			idx[m.Name] = len(s.WaitStates)
 			s.WaitStates = append(s.WaitStates, WaitState{Metric: m.Name, Display: m.Display})
 		}
@@ -348,7 +352,7 @@ func writeSummary(w io.Writer, s Summary, nloc, top int) error {
 			if i == 3 {
 				break
 			}
-			out = append(out, fmt.Sprintf("rank %s %s", rv.Rank, percent(100*rv.Value/total)))
+			out = append(out, fmt.Sprintf("%s %s", rankName(rv.Rank), percent(100*rv.Value/total)))
 		}
 		fmt.Fprintf(&b, "          ranks: %s\n", strings.Join(out, ", "))
 	}
@@ -426,6 +430,15 @@ func WriteCorrection(w io.Writer, c *patterns.Correction, remaining int) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// rankName names a location by its label ("r", or "r.t" for thread t of
+// rank r): "rank r", "rank r thread t".
+func rankName(label string) string {
+	if r, t, ok := strings.Cut(label, "."); ok {
+		return "rank " + r + " thread " + t
+	}
+	return "rank " + label
 }
 
 // percent formats a share for the summary: whole percents, or two

@@ -77,3 +77,22 @@ func TestSummaryRootCausesAndPath(t *testing.T) {
 		t.Errorf("summary of wait states only:\n%s", out)
 	}
 }
+
+// TestSummaryThreads checks that the summary names the threads that wait
+// by rank and thread.
+func TestSummaryThreads(t *testing.T) {
+	cells := []Cell{
+		{Metric: "time", Callpath: "main", Rank: "0", Value: 10},
+		{Metric: "time", Callpath: "main/!$omp parallel", Rank: "0.1", Value: 10},
+		{Metric: "omp_ibarrier_wait", Callpath: "main/!$omp parallel/!$omp implicit barrier", Rank: "0.1", Value: 3},
+		{Metric: "omp_ibarrier_wait", Callpath: "main/!$omp parallel/!$omp implicit barrier", Rank: "0", Value: 1},
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, cells, patterns.Catalog, 2, 5); err != nil {
+		t.Fatal(err)
+	}
+	want := "          ranks: rank 0 thread 1 75%, rank 0 25%"
+	if !strings.Contains(b.String(), want+"\n") {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}

@@ -34,11 +34,12 @@ const (
 	kAllreduceFloats
 	kReduceFloats
 	kGather
+	kSplit
 	numCollKinds
 )
 
 var collNames = [...]string{kAllreduce: "Allreduce", kScan: "Scan", kBcast: "Bcast", kCreate: "Create",
-	kAllreduceFloats: "AllreduceFloats", kReduceFloats: "ReduceFloats", kGather: "Gather"}
+	kAllreduceFloats: "AllreduceFloats", kReduceFloats: "ReduceFloats", kGather: "Gather", kSplit: "Split"}
 
 // contrib is one member's call of a collective.
 type contrib struct {
@@ -49,6 +50,7 @@ type contrib struct {
 	fvec    []float64  // AllreduceFloats, ReduceFloats
 	data    []byte     // Bcast (root), Gather
 	members []int      // Create
+	color   int        // Split: the member's own color (need not agree)
 }
 
 // sig is the part of the call that every member must agree on.
@@ -228,7 +230,7 @@ func (out *reply) share(kind collKind, i int) (vec []TimeRank, comm *commInfo, r
 		return out.vec, out.comm, out.rank
 	case kind == kScan:
 		return out.vecs[i], nil, 0
-	case kind == kCreate:
+	case kind == kCreate || kind == kSplit:
 		return nil, out.comms[i], out.newRank[i]
 	}
 	return out.vec, nil, 0
@@ -321,6 +323,23 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 		for _, ct := range in {
 			out.datas = append(out.datas, out.gbuf[at:at+len(ct.data):at+len(ct.data)])
 			at += len(ct.data)
+		}
+	case kSplit:
+		// one communicator per color ≥ 0, members in rank order
+		out.comms, out.newRank = make([]*commInfo, len(in)), make([]int, len(in))
+		byColor := map[int]*commInfo{}
+		for i, ct := range in {
+			if ct.color < 0 {
+				continue
+			}
+			nc := byColor[ct.color]
+			if nc == nil {
+				nc = &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d.%d", c.info.name, seq, ct.color)}
+				c.me.named++
+				byColor[ct.color] = nc
+			}
+			out.comms[i], out.newRank[i] = nc, len(nc.members)
+			nc.members = append(nc.members, c.info.members[i])
 		}
 	case kCreate:
 		nc := &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
@@ -422,6 +441,21 @@ func (c *comm) Create(members []int) (Comm, error) {
 		return nil, err
 	}
 	_, nc, rank := res.share(kCreate, c.rank)
+	if nc == nil {
+		return nil, nil
+	}
+	return &comm{w: c.w, me: c.me, info: nc, rank: rank}, nil
+}
+
+// Split makes one communicator of the members of each color (MPI_Comm_split
+// with the rank as key).
+func (c *comm) Split(color int) (Comm, error) {
+	c.cur = contrib{kind: kSplit, root: -1, color: color}
+	res, err := c.collective(&c.cur)
+	if err != nil {
+		return nil, err
+	}
+	_, nc, rank := res.share(kSplit, c.rank)
 	if nc == nil {
 		return nil, nil
 	}

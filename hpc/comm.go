@@ -85,6 +85,11 @@ type Comm interface {
 	// rank order; every member must pass the same list. Ranks not listed
 	// get a nil Comm.
 	Create(members []int) (Comm, error)
+	// Split makes a communicator of the members that pass the same
+	// color (collectively, MPI_Comm_split with the rank as key): their
+	// ranks in it follow their ranks here. Members passing a negative
+	// color get a nil Comm.
+	Split(color int) (Comm, error)
 }
 
 // Op is a reduction operation: MaxLoc and MinLoc on TimeRank vectors

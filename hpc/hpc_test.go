@@ -223,6 +223,16 @@ func workload(c Comm) (transcript, error) {
 			tr.add("inner name", inner.Name(), nil)
 		}
 	}
+	color := me % 2 // a communicator of the even and one of the odd ranks, the last rank in none
+	if me == n-1 {
+		color = -1
+	}
+	part, err := c.Split(color)
+	tr.add("split", part != nil, err)
+	if part != nil {
+		x, err := part.AllreduceFloats(Sum, []float64{float64(me)})
+		tr.add("part", fmt.Sprint(part.Rank(), "/", part.Size(), " sum ", x), err)
+	}
 	b, err = c.Bcast(0, nil)
 	tr.add("empty bcast", len(b), err)
 	return tr, nil
@@ -245,8 +255,10 @@ func TestWorkload(t *testing.T) {
 			want := map[int][]string{
 				1: {"allreduce MaxLoc: [{1 1} {-0 4} {+Inf 0}]", "scan MinLoc: [{0 0} {-1 3} {+Inf 0}]",
 					"allreduce MinLoc: [{0 0} {-3 1} {+Inf 0}]", "bcast: from 3",
-					"sub: WORLD.5 1/2"}, // rank 1 is rank 1 of [3 1]
-				3: {"sub: WORLD.5 0/2", "inner name: WORLD.5.1"},
+					"sub: WORLD.5 1/2",   // rank 1 is rank 1 of [3 1]
+					"part: 0/1 sum [1]"}, // the odd ranks but 3
+				2: {"part: 1/2 sum [2]"}, // the even ranks 0 and 2
+				3: {"sub: WORLD.5 0/2", "inner name: WORLD.5.1", "split: false"},
 			}
 			for r, lines := range want {
 				for _, line := range lines {

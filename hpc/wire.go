@@ -367,12 +367,12 @@ func decodeStrings(msg []byte) ([]string, error) {
 // encodeContrib encodes a member's collective call and the error of its
 // own check ("" if valid).
 func encodeContrib(ct *contrib, callErr string) []byte {
-	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).str(callErr)
+	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).iv(ct.color).str(callErr)
 }
 
 func decodeContrib(msg []byte) (*contrib, string, error) {
 	r := &rbuf{b: msg}
-	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.ints()}
+	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.ints(), color: r.iv()}
 	callErr := r.str()
 	if r.err == nil && (ct.kind < kAllreduce || ct.kind >= numCollKinds) {
 		r.fail()
@@ -416,7 +416,7 @@ func encodeReply(kind collKind, i int, out *reply) []byte {
 		for _, d := range datas {
 			w = w.bytes(d)
 		}
-	case kCreate:
+	case kCreate, kSplit:
 		nc := out.comms[i]
 		if nc == nil {
 			return w.flag(false)
@@ -449,7 +449,7 @@ func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
 		for range r.n(1) {
 			res.datas = append(res.datas, r.bytes())
 		}
-	case kCreate:
+	case kCreate, kSplit:
 		if r.flag() {
 			res.comm = &commInfo{id: r.uv()}
 			res.rank = int(r.uv())

@@ -38,13 +38,20 @@ const (
 	KindMeasurementOnOff      // recording switched on or off
 	KindBufferFlush           // trace buffer flushed
 	KindMetric                // metric sample
+	KindFork                  // a thread forks a team (THREAD_FORK, OMP_FORK)
+	KindJoin                  // the team has joined (THREAD_JOIN, OMP_JOIN)
+	KindTeamBegin             // the thread begins its part in a team (THREAD_TEAM_BEGIN)
+	KindTeamEnd               // the thread ends its part in a team (THREAD_TEAM_END)
+	KindLockAcquire           // a lock acquired (THREAD_ACQUIRE_LOCK, OMP_ACQUIRE_LOCK)
+	KindLockRelease           // a lock released (THREAD_RELEASE_LOCK, OMP_RELEASE_LOCK)
 	KindOther                 // any other OTF2 event; A holds its record type
 	numKinds
 )
 
 var kindNames = [numKinds]string{"Invalid", "Enter", "Leave", "Send", "Isend", "IsendComplete", "Recv",
 	"IrecvRequest", "Irecv", "RequestTest", "RequestCancelled", "CollBegin", "CollEnd", "NbcRequest",
-	"NbcComplete", "CommCreate", "CommDestroy", "MeasurementOnOff", "BufferFlush", "Metric", "Other"}
+	"NbcComplete", "CommCreate", "CommDestroy", "MeasurementOnOff", "BufferFlush", "Metric", "Fork", "Join",
+	"TeamBegin", "TeamEnd", "LockAcquire", "LockRelease", "Other"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -64,12 +71,17 @@ const None uint32 = math.MaxUint32
 //	CollEnd, NbcComplete: A = index into Trace.Collectives
 //	CommCreate, CommDestroy: A = communicator
 //	MeasurementOnOff: A = mode (1 on, 2 off); Metric: A = index into Trace.Metrics
+//	Fork: A = number of requested threads
+//	TeamBegin, TeamEnd: A = the thread team (communicator)
+//	LockAcquire, LockRelease: A = lock, C = acquisition order (the
+//	    lock's n-th acquisition by any thread of the process)
 //	Other: A = OTF2 record type
 //
 // For every kind but Enter and Leave, B is the index of the enclosing
-// Enter (None outside any region) and C links requests: Isend ↔
-// IsendComplete, IrecvRequest ↔ Irecv, RequestTest/RequestCancelled →
-// request, NbcRequest ↔ NbcComplete, CollBegin ↔ CollEnd.
+// Enter (None outside any region) and, but for the lock events, C links
+// requests: Isend ↔ IsendComplete, IrecvRequest ↔ Irecv,
+// RequestTest/RequestCancelled → request, NbcRequest ↔ NbcComplete,
+// CollBegin ↔ CollEnd.
 type Event struct {
 	Time float64 // seconds since the trace's global time offset
 	Kind Kind

@@ -267,6 +267,27 @@ func (b *builder) add(ev *otf2.Event) error {
 	case otf2.EvMetric:
 		e.Kind, e.A = KindMetric, uint32(len(t.Metrics))
 		t.Metrics = append(t.Metrics, MetricSample{Metric: uint32(ev.Args[0]), Values: append([]uint64(nil), ev.Array...)})
+	case otf2.EvOmpFork:
+		e.Kind, e.A = KindFork, uint32(ev.Args[0])
+	case otf2.EvThreadFork:
+		e.Kind, e.A = KindFork, uint32(ev.Args[1])
+	case otf2.EvOmpJoin, otf2.EvThreadJoin:
+		e.Kind = KindJoin
+	case otf2.EvThreadTeamBegin, otf2.EvThreadTeamEnd:
+		e.Kind, e.A = KindTeamBegin, uint32(ev.Args[0])
+		if ev.Type == otf2.EvThreadTeamEnd {
+			e.Kind = KindTeamEnd
+		}
+	case otf2.EvOmpAcquireLock, otf2.EvOmpReleaseLock:
+		e.Kind, e.A, e.C = KindLockAcquire, uint32(ev.Args[0]), uint32(ev.Args[1])
+		if ev.Type == otf2.EvOmpReleaseLock {
+			e.Kind = KindLockRelease
+		}
+	case otf2.EvThreadAcquireLock, otf2.EvThreadReleaseLock:
+		e.Kind, e.A, e.C = KindLockAcquire, uint32(ev.Args[1]), uint32(ev.Args[2])
+		if ev.Type == otf2.EvThreadReleaseLock {
+			e.Kind = KindLockRelease
+		}
 	default:
 		e.Kind, e.A = KindOther, uint32(ev.Type)
 		if t.Skipped == nil {

@@ -78,6 +78,9 @@ func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) 
 	for k--; k >= 0 && left > 0; k-- {
 		e := rc.sp.events[k]
 		p := rc.sp.get(e)
+		if p.omp {
+			continue // the threads' synchronisation: no rank
+		}
 		last = e
 		all := true
 		for r, w := range members {
@@ -224,6 +227,9 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			cd.scales[r*nk+k] = scale[k]
 		}
 		for k := range nk {
+			if scale[k] == 0 {
+				continue // (most cost types of most members)
+			}
 			for i, d := range cd.vec {
 				cd.sum[k*nc+i] += d * scale[k]
 			}

@@ -255,7 +255,7 @@ func (rc *rootCause) updatePath(c *replay.Ctx, from int) error {
 // the bwc pass (two sums over all ranks).
 func (rc *rootCause) finishPath(c *replay.Ctx) error {
 	p := &rc.path
-	if c.Loc.Global == nil && c.Loc.World.Size() > 1 {
+	if c.Loc.Global == nil && (c.Loc.Team != nil || c.Loc.World.Size() > 1) {
 		return fmt.Errorf("root cause: the critical path needs the unified call tree (replay.Location.Global)")
 	}
 	n, global := c.Loc.GlobalPaths()
@@ -264,7 +264,7 @@ func (rc *rootCause) finishPath(c *replay.Ctx) error {
 	for k, v := range p.lcp {
 		lcp[global(uint32(k))] += v
 	}
-	sum, err := c.WorldAllreduceSum(lcp)
+	sum, err := c.AllLocationsSum(lcp)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (rc *rootCause) finishPath(c *replay.Ctx) error {
 		exc[g] *= f
 		hr[g] *= fh
 	}
-	red, err := c.WorldAllreduceSum(vec)
+	red, err := c.AllLocationsSum(vec)
 	if err != nil {
 		return err
 	}

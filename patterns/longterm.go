@@ -29,12 +29,14 @@ const (
 	costNxN
 	costOneToN
 	costNToOne
+	costOmpBarrier // waits at OpenMP barriers
+	costOmpIdle    // worker threads idle while their master runs alone
 	numCostTypes
 )
 
 // longTermMetrics are the long-term delay metrics by cost type.
 var longTermMetrics = [numCostTypes]replay.Metric{DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
-	DelayNxNLT, DelayOneToNLT, DelayNToOneLT}
+	DelayNxNLT, DelayOneToNLT, DelayNToOneLT, DelayOmpBarrierLT, DelayOmpIdleLT}
 
 // WaitCosts are a wait state's costs by type, shipped with its wait.
 var WaitCosts = replay.NewField("wait costs", replay.Float64sCodec)

@@ -86,6 +86,16 @@ const (
 	IndirectLR                                     // mpi_wait_indirect_latereceiver
 	PropagatingLS                                  // mpi_wait_propagating_ls
 	PropagatingLR                                  // mpi_wait_propagating_lr
+	OmpManagement                                  // omp_management
+	OmpFork                                        // omp_fork
+	OmpEBarrierWait                                // omp_ebarrier_wait
+	OmpIBarrierWait                                // omp_ibarrier_wait
+	OmpLockContentionCritical                      // omp_lock_contention_critical
+	OmpLockContentionAPI                           // omp_lock_contention_api
+	DelayOmpBarrier                                // delay_ompbarrier
+	DelayOmpBarrierLT                              // delay_ompbarrier_longterm
+	DelayOmpIdle                                   // delay_ompidle
+	DelayOmpIdleLT                                 // delay_ompidle_longterm
 	numMetrics
 )
 
@@ -185,6 +195,26 @@ var catalog = [numMetrics]Metric{
 		"Share of Late Sender idle time that held this rank up so long that a partner of a later message had to wait in turn."),
 	PropagatingLR: sec("mpi_wait_propagating_lr", "Late Receiver", "",
 		"Share of Late Receiver idle time that held this rank up so long that a partner of a later message had to wait in turn."),
+	OmpManagement: sec("omp_management", "OMP Management", "",
+		"Time a thread of an OpenMP team spends on the team's management: from the fork of the team until it starts its part of the parallel region, and from the end of its part until the team has joined."),
+	OmpFork: sec("omp_fork", "OMP Fork", "omp_management",
+		"Management time of an OpenMP team from the fork until the thread starts its part of the parallel region."),
+	OmpEBarrierWait: sec("omp_ebarrier_wait", "OMP Wait at Explicit Barrier", "",
+		"Time a thread idles in an explicit OpenMP barrier until the last thread of its team has arrived."),
+	OmpIBarrierWait: sec("omp_ibarrier_wait", "OMP Wait at Implicit Barrier", "",
+		"Time a thread idles in an implicit OpenMP barrier (at the end of a worksharing construct or parallel region) until the last thread of its team has arrived."),
+	OmpLockContentionCritical: sec("omp_lock_contention_critical", "OMP Critical Contention", "",
+		"Time a thread idles at the entry of an OpenMP critical section while another thread holds it."),
+	OmpLockContentionAPI: sec("omp_lock_contention_api", "OMP Lock API Contention", "",
+		"Time a thread idles in an OpenMP lock call (omp_set_lock and the like) while another thread holds the lock."),
+	DelayOmpBarrier: sec("delay_ompbarrier", "Short-term", "",
+		"Lag the last thread to enter an OpenMP barrier built up behind the others of its team since they last synchronized, as far as it caused their waits directly."),
+	DelayOmpBarrierLT: sec("delay_ompbarrier_longterm", "Long-term", "",
+		"Lag that led to OpenMP barrier waits only by way of other wait states it had caused first."),
+	DelayOmpIdle: sec("delay_ompidle", "Short-term", "",
+		"Time the master thread runs alone outside parallel regions, charged where it runs, for the worker threads it leaves idle."),
+	DelayOmpIdleLT: sec("delay_ompidle_longterm", "Long-term", "",
+		"Lag that left OpenMP worker threads idle only by way of other wait states it had caused first."),
 	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
 		"Wait-free time of a rank in a call path beyond that call path's critical-path time, which does not lengthen the run."),
 }

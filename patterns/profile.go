@@ -7,21 +7,31 @@ import "scout/localtrace"
 // Profile computes the time and visits metrics of a location, indexed by
 // its local call path: time is the call-path exclusive time in seconds
 // (time spent in the call path minus the time of its callees) and visits
-// the number of times the call path was entered.
+// the number of times the call path was entered. A region entered
+// outside every region of the location (a worker thread's parallel
+// region, whose call path continues the master's: see
+// localtrace.AdoptThread) takes no time from its parent call path.
 func Profile(t *localtrace.Trace) (time []float64, visits []uint64) {
 	time = make([]float64, len(t.Callpaths))
 	visits = make([]uint64, len(t.Callpaths))
+	depth := 0
 	for i := range t.Events {
 		e := &t.Events[i]
-		if e.Kind != localtrace.KindEnter {
+		switch e.Kind {
+		case localtrace.KindEnter:
+		case localtrace.KindLeave:
+			depth--
+			continue
+		default:
 			continue
 		}
 		d := t.Events[e.B].Time - e.Time
 		visits[e.C]++
 		time[e.C] += d
-		if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+		if p := t.Callpaths[e.C].Parent; p != localtrace.None && depth > 0 {
 			time[p] -= d
 		}
+		depth++
 	}
 	return time, visits
 }

@@ -13,6 +13,9 @@ type Pattern struct {
 	// Part is the optional part of the analysis the pattern belongs to
 	// (0: the wait states and statistics, always computed).
 	Part Parts
+	// Threads: the pattern analyzes every thread of a rank; the others
+	// analyze the master threads' MPI communication only.
+	Threads bool
 }
 
 // Parts is a set of the optional parts of the analysis, which a plan may
@@ -39,18 +42,22 @@ const (
 // before the ones that refine them (their events must have subscribers
 // before they are published). Time and visits come from the profile.
 var Patterns = []Pattern{
-	{"message statistics", []replay.Metric{SyncsSend, CommsSend, BytesSent, SyncsRecv, CommsRecv, BytesRcvd}, registerP2PStats, 0},
-	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender, 0},
-	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder, 0},
-	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats, 0},
+	{"message statistics", []replay.Metric{SyncsSend, CommsSend, BytesSent, SyncsRecv, CommsRecv, BytesRcvd}, registerP2PStats, 0, false},
+	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender, 0, false},
+	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder, 0, false},
+	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats, 0, false},
 	{"collective wait states", []replay.Metric{BarrierWait, BarrierCompletion, WaitNxN, NxNCompletion,
-		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives, 0},
-	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver, 0},
+		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives, 0, false},
+	{"Late Receiver", []replay.Metric{LateReceiver, SLRCount, CLRCount}, registerLateReceiver, 0, false},
+	{"OpenMP thread management", []replay.Metric{OmpManagement, OmpFork}, registerOmpManagement, 0, true},
+	{"Wait at OpenMP barrier", []replay.Metric{OmpEBarrierWait, OmpIBarrierWait}, registerOmpBarrier, 0, true},
+	{"OpenMP lock contention", []replay.Metric{OmpLockContentionCritical, OmpLockContentionAPI}, registerOmpLock, 0, true},
 	{"critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
-		InterPartitionImbalance, NonCriticalPathActivities}, registerCriticalPath, PartCriticalPath},
+		InterPartitionImbalance, NonCriticalPathActivities}, registerCriticalPath, PartCriticalPath, true},
 	{"delay costs and wait-state propagation", []replay.Metric{DelayLateSender, DelayLateReceiver,
 		DelayBarrier, DelayNxN, DelayOneToN, DelayNToOne, DelayLateSenderLT, DelayLateReceiverLT, DelayBarrierLT,
-		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR}, registerRootCauses, PartRootCause},
+		DelayNxNLT, DelayOneToNLT, DelayNToOneLT, IndirectLS, IndirectLR, PropagatingLS, PropagatingLR,
+		DelayOmpBarrier, DelayOmpBarrierLT, DelayOmpIdle, DelayOmpIdleLT}, registerRootCauses, PartRootCause, true},
 }
 
 // A metric's Part is that of the pattern that computes it.

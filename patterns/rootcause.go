@@ -34,6 +34,7 @@ var (
 	FwsPostRecv = replay.NewTopic("FwsPostRecv")
 
 	BwcLeave        = replay.NewTopic("BwcLeave")
+	BwcEnter        = replay.NewTopic("BwcEnter")
 	BwcPostSend     = replay.NewTopic("BwcPostSend")
 	BwcPreRecv      = replay.NewTopic("BwcPreRecv")
 	BwcPostRecv     = replay.NewTopic("BwcPostRecv")
@@ -58,9 +59,10 @@ var (
 	// sender, an inverse message the data of a Late Receiver's send
 	// completion to the receive request it waited for.
 	Bwc = replay.DefinePass(replay.PassSpec{Name: "bwc", Order: replay.ReverseOrder, Inverse: true,
-		Topics: []replay.Topic{BwcLeave, BwcPostSend, BwcPreRecv, BwcPostRecv, BwcSendComplete, BwcRecvRequest, BwcCollEnd},
+		Topics: []replay.Topic{BwcLeave, BwcEnter, BwcPostSend, BwcPreRecv, BwcPostRecv, BwcSendComplete, BwcRecvRequest, BwcCollEnd},
 		Steps: []replay.Step{
 			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: BwcLeave},
+			{Kind: localtrace.KindEnter, Do: replay.Publish, Pre: BwcEnter},
 			{Kind: localtrace.KindSend, Do: replay.Take, Post: BwcPostSend},
 			{Kind: localtrace.KindIsend, Do: replay.Take, Post: BwcPostSend},
 			{Kind: localtrace.KindRecv, Do: replay.Ship, Pre: BwcPreRecv, Post: BwcPostRecv},
@@ -88,6 +90,7 @@ type rootCause struct {
 	cd                  collectiveDelay
 	costs               costs
 	prop                propagation
+	omp                 ompRootCause
 	// the first Leave of MPI_Init and MPI_Finalize, -1 for none
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
@@ -140,6 +143,7 @@ func rootCauseOf(bus *replay.Bus) *rootCause {
 		rc.registerSynchpoints(bus)
 		rc.registerBwc(bus)
 		rc.registerDelay(bus)
+		rc.registerOmp(bus)
 		return rc
 	})
 }

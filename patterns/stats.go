@@ -1,10 +1,15 @@
 package patterns
 
-import "scout/replay"
+import (
+	"scout/localtrace"
+	"scout/localtrace/otf2"
+	"scout/replay"
+)
 
 // statMetrics are the metrics of the statistics file, in its order.
 var statMetrics = []replay.Metric{LateSender, LateSenderWO, LateReceiver, WaitNxN, BarrierWait,
-	EarlyReduce, EarlyScan, LateBroadcast, BarrierCompletion, NxNCompletion}
+	EarlyReduce, EarlyScan, LateBroadcast, BarrierCompletion, NxNCompletion,
+	OmpEBarrierWait, OmpIBarrierWait, OmpLockContentionAPI, OmpLockContentionCritical}
 
 // StatPatterns lists the names of the patterns of the statistics file, in
 // its order; Instance.Pattern indexes it.
@@ -61,14 +66,85 @@ type CollKey struct {
 // Statistics collects the wait-state instances of one location.
 type Statistics struct {
 	Instances []Instance
-	seq       map[uint32]int32
+	// Bounds are, by index into StatPatterns, the duration of the
+	// location's longest operation of the kind the pattern measures,
+	// whether it waited or not (the longest region holding a receive for
+	// Late Sender, say): the statistics scale the pattern's waits by the
+	// largest over all locations (combine.Report.StatBounds).
+	Bounds []float64
+	seq    map[uint32]int32
+}
+
+// bound notes an operation of d seconds of the kind of metric m.
+func (s *Statistics) bound(m replay.Metric, d float64) {
+	if p := stat(m); p >= 0 && d > s.Bounds[p] {
+		s.Bounds[p] = d
+	}
 }
 
 // RegisterStatistics subscribes a collector of wait-state instances to
 // bus. Register it after the patterns.
 func RegisterStatistics(bus *replay.Bus) *Statistics {
-	s := &Statistics{seq: map[uint32]int32{}}
+	s := &Statistics{seq: map[uint32]int32{}, Bounds: make([]float64, len(statMetrics))}
 	p2p := CollKey{Seq: -1}
+	// the bounds: the longest receive, send, collective of each kind, OpenMP
+	// barrier and lock acquisition
+	region := func(c *replay.Ctx) float64 { return c.LeaveTime(c.Index) - c.EnterTime(c.Index) }
+	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
+		d := region(c)
+		s.bound(LateSender, d)
+		s.bound(LateSenderWO, d)
+		return nil
+	})
+	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+		s.bound(LateReceiver, region(c))
+		return nil
+	})
+	bus.On(replay.FwCollective, func(c *replay.Ctx) error {
+		e := c.Event()
+		begin := c.EnterTime(c.Index)
+		if e.C != localtrace.None {
+			begin = c.Trace.Events[e.C].Time
+		}
+		d := e.Time - begin
+		switch c.Trace.Collective(c.Index).Op {
+		case otf2.CollBarrier:
+			s.bound(BarrierWait, d)
+			s.bound(BarrierCompletion, d)
+		case otf2.CollBcast, otf2.CollScatter, otf2.CollScatterv:
+			s.bound(LateBroadcast, d)
+		case otf2.CollGather, otf2.CollGatherv, otf2.CollReduce:
+			s.bound(EarlyReduce, d)
+		case otf2.CollScan, otf2.CollExscan:
+			s.bound(EarlyScan, d)
+		case otf2.CollAllgather, otf2.CollAllgatherv, otf2.CollAlltoall, otf2.CollAlltoallv, otf2.CollAlltoallw,
+			otf2.CollAllreduce, otf2.CollReduceScatter, otf2.CollReduceScatterBlock:
+			s.bound(WaitNxN, d)
+			s.bound(NxNCompletion, d)
+		}
+		return nil
+	})
+	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
+		switch cls := c.Env.Class(c.Event().A); {
+		case cls&replay.ClassOmpEBarrier != 0:
+			s.bound(OmpEBarrierWait, region(c))
+		case cls&replay.ClassOmpIBarrier != 0:
+			s.bound(OmpIBarrierWait, region(c))
+		}
+		return nil
+	})
+	bus.On(replay.FwLockAcquire, func(c *replay.Ctx) error {
+		cls := c.RegionClass(c.Index)
+		if cls&replay.ClassOmp == 0 {
+			return nil
+		}
+		m := OmpLockContentionAPI
+		if cls&replay.ClassOmpCritical != 0 {
+			m = OmpLockContentionCritical
+		}
+		s.bound(m, c.Event().Time-c.EnterTime(c.Index))
+		return nil
+	})
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
 		s.add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
@@ -111,6 +187,13 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 			return nil
 		})
 	}
+	replay.Subscribe(bus, OmpWaitFound, func(c *replay.Ctx, w *OmpWaitInfo) error {
+		// a barrier is a collective instance of the team, a lock
+		// acquisition a point-to-point one
+		s.add(Instance{Pattern: uint8(stat(w.Metric)), Callpath: c.Callpath(c.Index), Enter: w.Enter, Exit: w.Exit,
+			Duration: w.Idle, Rank: int32(c.Loc.Rank), Coll: CollKey{w.Team, w.Seq}})
+		return nil
+	})
 	coll(replay.FwBarrier, stat(BarrierWait), stat(BarrierCompletion), false)
 	coll(replay.FwNxN, stat(WaitNxN), stat(NxNCompletion), true)
 	coll(replay.FwOneToN, stat(LateBroadcast), -1, false)

@@ -44,6 +44,9 @@ type synchpoint struct {
 	one              int32 // the single partner's world rank, -1 for none
 	many             int32 // 1 + index into synchpoints.lists of the world ranks synchronised with, 0 for none
 	all              bool  // synchronised with every rank
+	// omp: the threads of the rank synchronised here (a fork or an OpenMP
+	// barrier, omprootcause.go), no rank
+	omp bool
 }
 
 func (s *synchpoints) init() {}
@@ -282,6 +285,10 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		switch c.Pass {
 		case replay.Backward:
 			sp.order()
+			if c.Loc.World == nil {
+				c.SkipPass(Fws) // a thread without MPI calls
+				return nil
+			}
 			// fws only tells receivers of Late Receivers' messages: without
 			// any, anywhere, it is skipped
 			var any [1]float64

@@ -249,7 +249,11 @@ func (k *clock) dropped(i int) bool {
 	e := &k.t.Events[i]
 	switch e.Kind {
 	case localtrace.KindCommCreate, localtrace.KindCommDestroy, localtrace.KindMeasurementOnOff,
-		localtrace.KindBufferFlush, localtrace.KindMetric, localtrace.KindOther:
+		localtrace.KindBufferFlush, localtrace.KindMetric, localtrace.KindOther,
+		// thread events: the correction covers the master threads' MPI
+		// events only
+		localtrace.KindFork, localtrace.KindJoin, localtrace.KindTeamBegin, localtrace.KindTeamEnd,
+		localtrace.KindLockAcquire, localtrace.KindLockRelease:
 		return true
 	case localtrace.KindCollEnd:
 		return !replay.Counted(k.t.Collective(i).Op)

@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -20,8 +21,22 @@ import (
 // the time of the last boundary: the region around a synchpoint lands in
 // the interval after it, and the Leave of MPI_Init or MPI_Finalize as a
 // cut opens the interval its own time belongs to.
+//
+// With OpenMP threads (omprootcause.go), the management time of a
+// parallel region moves as in the profile: at the region's Enter, its
+// fork time leaves the parent call path (before a cut there) and goes to
+// the region (after it); at its Leave, the join time; the master's
+// THREAD_JOIN is a boundary of its own (a cut there belongs after it).
+// A worker thread keeps only its time from each fork to the last
+// synchronisation of the team in the region (its kept spans); the rest
+// (idle, waking up, the closing barrier) is dropped.
 type timemaps struct {
 	sumTo accumulator // scratch of runtimes
+	// OpenMP: set when the location takes part in parallel regions
+	fork   map[int]float64 // parallel region Enter → fork time
+	join   map[int]float64 // parallel region Leave → join time
+	worker bool            // a worker thread: only the spans count
+	spans  [][2]int        // a worker's kept spans [from, to) of events
 }
 
 // accumulator sums times by local call path, remembering the call paths
@@ -92,28 +107,95 @@ func (tm *timemaps) runtimes(t *localtrace.Trace, a, b int, out *cpvec) {
 	if b >= 0 {
 		hi = b
 	}
-	last := 0.0 // the time of the last Enter or Leave before lo
+	if tm.worker {
+		// the spans that overlap [lo, hi): from the first ending after lo
+		k, _ := slices.BinarySearchFunc(tm.spans, lo, func(s [2]int, lo int) int { return cmp.Compare(s[1], lo+1) })
+		for ; k < len(tm.spans) && tm.spans[k][0] < hi; k++ {
+			if from, to := max(lo, tm.spans[k][0]), min(hi, tm.spans[k][1]); from < to {
+				tm.span(t, from, to)
+			}
+		}
+	} else {
+		tm.span(t, lo, hi)
+	}
+	out.reset()
+	tm.sumTo.flush(out)
+}
+
+// span accumulates the contributions of events lo up to hi.
+func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
+	last := 0.0 // the time of the last boundary before lo
 	for k := lo - 1; k >= 0; k-- {
-		if e := &t.Events[k]; e.Kind == localtrace.KindEnter || e.Kind == localtrace.KindLeave {
+		if e := &t.Events[k]; e.Kind == localtrace.KindEnter || e.Kind == localtrace.KindLeave || (e.Kind == localtrace.KindJoin && tm.join != nil) {
 			last = e.Time
 			break
 		}
 	}
 	acc := &tm.sumTo
+	omp := tm.fork != nil
 	for k := lo; k < hi; k++ {
 		switch e := &t.Events[k]; e.Kind {
 		case localtrace.KindEnter:
+			if omp {
+				if f, ok := tm.fork[k]; ok {
+					if k > lo { // (an interval from the fork starts after its cut)
+						tm.beforeFork(t, k, last)
+					}
+					acc.add(e.C, f)
+					last = e.Time
+					continue
+				}
+			}
 			if p := t.Callpaths[e.C].Parent; p != localtrace.None {
 				acc.add(p, e.Time-last)
 			}
 			last = e.Time
 		case localtrace.KindLeave:
+			if omp {
+				if j, ok := tm.join[k]; ok {
+					if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+						acc.add(p, -j)
+					}
+					acc.add(e.C, j)
+				}
+			}
 			acc.add(e.C, e.Time-last)
 			last = e.Time
+		case localtrace.KindJoin:
+			if omp {
+				if k > lo {
+					if cp := t.Callpath(k); cp != localtrace.None {
+						acc.add(cp, e.Time-last)
+					}
+				}
+				last = e.Time
+			}
 		}
 	}
-	out.reset()
-	acc.flush(out)
+	if !omp || tm.worker || hi >= len(t.Events) {
+		return
+	}
+	// an interval ending at a fork or a join holds their time up to the cut
+	switch e := &t.Events[hi]; e.Kind {
+	case localtrace.KindEnter:
+		if _, ok := tm.fork[hi]; ok {
+			tm.beforeFork(t, hi, last)
+		}
+	case localtrace.KindJoin:
+		if cp := t.Callpath(hi); cp != localtrace.None {
+			acc.add(cp, e.Time-last)
+		}
+	}
+}
+
+// beforeFork adds what the parallel region Enter k contributes before
+// the cut at it: the time since the last boundary to the parent call
+// path, less the fork time (which goes to the region after the cut).
+func (tm *timemaps) beforeFork(t *localtrace.Trace, k int, last float64) {
+	e := &t.Events[k]
+	if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+		tm.sumTo.add(p, e.Time-last-tm.fork[k])
+	}
 }
 
 // waitMap sums the waits of the wait states among events into out, by
@@ -154,8 +236,13 @@ func (rc *rootCause) prune(t *localtrace.Trace, times, waits *cpvec, from int, o
 	}
 	var total, completion float64
 	if p := rc.sp.get(from); p != nil {
-		enter := t.Events[t.EnterOf(from)].Time
-		total, completion = t.Events[t.LeaveOf(from)].Time-enter, p.completion
+		if f, ok := rc.tm.fork[from]; ok && p.omp {
+			total = f // a fork: its time up to the region's Enter
+		} else {
+			enter := t.Events[t.EnterOf(from)].Time
+			total = t.Events[t.LeaveOf(from)].Time - enter
+		}
+		completion = p.completion
 	}
 	cp := t.Callpath(from)
 	x := out.get(cp)

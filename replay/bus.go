@@ -10,8 +10,9 @@ import (
 type Topic uint16
 
 // Engine topics of the built-in passes. Fw* topics are published in the
-// forward pass, Bw* in the backward pass, Finished at the end of every
-// pass; NewTopic makes the topics of new passes.
+// forward pass, Bw* in the backward pass, Started at the start and
+// Finished at the end of every pass (Ctx.Pass tells which; Ctx.Index is
+// no event there); NewTopic makes the topics of new passes.
 const (
 	FwEnter        Topic = iota + 1 // an Enter event
 	FwLeave                         // a Leave event
@@ -27,6 +28,7 @@ const (
 	FwOneToN                        // 1-to-N collective end; Idle set
 	FwNToOne                        // N-to-1 collective end; Idle set on the root
 	FwScan                          // scan end; Idle set
+	FwLockAcquire                   // a thread acquired a lock (LockAcquire event)
 	BwLeave                         // backward: a Leave event
 	BwEnter                         // backward: an Enter event
 	BwPreRecv                       // backward: receiver, Put fields before shipping them to the sender
@@ -35,12 +37,13 @@ const (
 	BwPostSend                      // backward: sender, Get reads the receiver's fields
 	BwSendComplete                  // backward: a send completion event (IsendComplete)
 	Finished                        // end of a pass
+	Started                         // start of a pass, before its first event
 	numTopics
 )
 
 var builtinTopicNames = [numTopics]string{"", "FwEnter", "FwLeave", "FwPreSend", "FwPostSend", "FwPreRecv",
 	"FwPostRecv", "FwInit", "FwFinalize", "FwCollective", "FwBarrier", "FwNxN", "FwOneToN", "FwNToOne", "FwScan",
-	"BwLeave", "BwEnter", "BwPreRecv", "BwPostRecv", "BwPreSend", "BwPostSend", "BwSendComplete", "Finished"}
+	"FwLockAcquire", "BwLeave", "BwEnter", "BwPreRecv", "BwPostRecv", "BwPreSend", "BwPostSend", "BwSendComplete", "Finished", "Started"}
 
 // Handler is a bus callback; an error stops the replay.
 type Handler func(c *Ctx) error

@@ -149,6 +149,11 @@ func (c *Ctx) GatherFields(root int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return c.gatherFields(comm, root)
+}
+
+// gatherFields is GatherFields on comm (nil: a self communicator).
+func (c *Ctx) gatherFields(comm hpc.Comm, root int) (int, error) {
 	c.wire = c.out.encode(c.wire[:0])
 	c.out.reset()
 	if comm == nil {
@@ -158,6 +163,7 @@ func (c *Ctx) GatherFields(root int) (int, error) {
 		c.gathered = append(c.gathered[:0], c.wire)
 		return 1, nil
 	}
+	var err error
 	c.gathered, err = comm.Gather(root, c.wire)
 	if err != nil {
 		return 0, fmt.Errorf("replay: GatherFields(root=%d): %w", root, err)

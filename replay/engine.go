@@ -50,6 +50,10 @@ func (r *Replayer) walk(p *pass) error {
 	c := &r.ctx
 	c.Pass = p.id
 	n := len(t.Events)
+	c.reset(0)
+	if err := r.Bus.Publish(Started, c); err != nil {
+		return err
+	}
 	for k := range n {
 		i := k
 		if p.spec.Order == ReverseOrder {

@@ -14,16 +14,24 @@ type RegionClass uint16
 
 // Region class bits.
 const (
-	ClassMPI        RegionClass = 1 << iota // an MPI function
-	ClassInit                               // MPI_Init, MPI_Init_thread
-	ClassFinalize                           // MPI_Finalize
-	ClassBlockSend                          // MPI_Send, MPI_Ssend
-	ClassSendrecv                           // MPI_Sendrecv(_replace)
-	ClassWaitSingle                         // MPI_Wait, MPI_Waitany
-	ClassWaitMulti                          // MPI_Waitall, MPI_Waitsome
-	ClassTest                               // MPI_Test*
-	ClassRecv                               // MPI_Recv
+	ClassMPI         RegionClass = 1 << iota // an MPI function
+	ClassInit                                // MPI_Init, MPI_Init_thread
+	ClassFinalize                            // MPI_Finalize
+	ClassBlockSend                           // MPI_Send, MPI_Ssend
+	ClassSendrecv                            // MPI_Sendrecv(_replace)
+	ClassWaitSingle                          // MPI_Wait, MPI_Waitany
+	ClassWaitMulti                           // MPI_Waitall, MPI_Waitsome
+	ClassTest                                // MPI_Test*
+	ClassRecv                                // MPI_Recv
+	ClassOmp                                 // an OpenMP construct or lock-API call
+	ClassOmpParallel                         // an OpenMP parallel region
+	ClassOmpEBarrier                         // an explicit OpenMP barrier
+	ClassOmpIBarrier                         // an implicit OpenMP barrier
+	ClassOmpCritical                         // an OpenMP critical section (its lock is a critical's)
 )
+
+// ClassOmpBarrier is either kind of OpenMP barrier.
+const ClassOmpBarrier = ClassOmpEBarrier | ClassOmpIBarrier
 
 // classify derives a region's classes from its definition.
 func classify(defs *otf2.Defs, r *otf2.Region) RegionClass {
@@ -32,7 +40,7 @@ func classify(defs *otf2.Defs, r *otf2.Region) RegionClass {
 	if r.Paradigm == otf2.ParadigmMPI || strings.HasPrefix(name, "MPI_") {
 		c |= ClassMPI
 	} else {
-		return 0
+		return classifyOmp(defs, r, name)
 	}
 	switch name {
 	case "MPI_Init", "MPI_Init_thread":
@@ -51,6 +59,30 @@ func classify(defs *otf2.Defs, r *otf2.Region) RegionClass {
 		c |= ClassTest
 	case "MPI_Recv":
 		c |= ClassRecv
+	}
+	return c
+}
+
+// classifyOmp derives the OpenMP classes of a region: OpenMP constructs
+// are the regions named "!$omp ..." by the OPARI2 instrumentation and the
+// lock-API wrappers (source file "OMP"); the construct is the name's
+// start, before its source location (" @file:line").
+func classifyOmp(defs *otf2.Defs, r *otf2.Region, name string) RegionClass {
+	if !strings.HasPrefix(name, "!$omp") && defs.Str(r.File) != "OMP" {
+		return 0
+	}
+	c := ClassOmp
+	construct, _, _ := strings.Cut(strings.ToLower(name), " @")
+	switch construct {
+	case "!$omp parallel":
+		c |= ClassOmpParallel
+	case "!$omp barrier":
+		c |= ClassOmpEBarrier
+	case "!$omp ibarrier", "!$omp implicit barrier":
+		c |= ClassOmpIBarrier
+	}
+	if r.Paradigm == otf2.ParadigmOpenMP && (r.Role == otf2.RoleCritical || r.Role == otf2.RoleCriticalSblock) {
+		c |= ClassOmpCritical
 	}
 	return c
 }

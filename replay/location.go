@@ -44,10 +44,25 @@ type Violations struct {
 
 // Location is one location's replay: its trace, its communicators and
 // the severities its patterns found.
+//
+// The threads of a rank replay together: the master thread (Thread 0)
+// replays the rank's MPI communication over World, and every thread of
+// the rank, the master included, is a member of the rank's Team, over
+// which the threads synchronise at their OpenMP constructs (Ctx.TeamMax).
 type Location struct {
 	Trace *localtrace.Trace
 	Rank  int // world rank
+	// World is the MPI world of the masters; nil on another thread,
+	// which makes no MPI calls.
 	World hpc.Comm
+	// Thread is the location's thread number in its rank (0: the master).
+	Thread int
+	// Team is the communicator of the rank's threads, in thread order;
+	// nil for a rank of one thread.
+	Team hpc.Comm
+	// Locks holds the release times of the locks of the rank's threads
+	// (nil without locks); the threads share it.
+	Locks *LockTable
 	Sev   *Severities
 	CCV   Violations
 	// Warnings collects non-fatal problems (e.g. unmatched requests).
@@ -79,6 +94,9 @@ func NewLocation(env *Env, t *localtrace.Trace, rank int, world hpc.Comm) (*Loca
 // was not recorded) cannot match receives of another pass, and inverse
 // messages never match the pass's own.
 func (l *Location) buildComms(p *pass) error {
+	if l.World == nil {
+		return nil // a thread without MPI calls
+	}
 	for len(l.comms) <= int(p.id) {
 		l.comms = append(l.comms, nil)
 		l.inverse = append(l.inverse, nil)

@@ -127,7 +127,7 @@ func newTable() *table {
 	t := &table{names: slices.Clone(builtinTopicNames[:]), owner: slices.Repeat([]int{-1}, int(numTopics))}
 	t.define(PassSpec{Name: "forward", Order: TimeOrder,
 		Topics: []Topic{FwEnter, FwLeave, FwPreSend, FwPostSend, FwPreRecv, FwPostRecv, FwInit, FwFinalize,
-			FwCollective, FwBarrier, FwNxN, FwOneToN, FwNToOne, FwScan},
+			FwCollective, FwBarrier, FwNxN, FwOneToN, FwNToOne, FwScan, FwLockAcquire},
 		Steps: []Step{
 			{localtrace.KindEnter, Publish, FwEnter, 0},
 			{localtrace.KindLeave, syncLeave, FwLeave, 0},
@@ -136,6 +136,7 @@ func newTable() *table {
 			{localtrace.KindRecv, Take, FwPreRecv, FwPostRecv},
 			{localtrace.KindIrecv, Take, FwPreRecv, FwPostRecv},
 			{localtrace.KindCollEnd, waitStates, 0, 0},
+			{localtrace.KindLockAcquire, Publish, FwLockAcquire, 0},
 		}})
 	t.define(PassSpec{Name: "backward", Order: ReverseOrder,
 		Topics: []Topic{BwLeave, BwEnter, BwPreRecv, BwPostRecv, BwPreSend, BwPostSend, BwSendComplete},
@@ -185,7 +186,7 @@ func (t *table) define(spec PassSpec) Pass {
 		fail("bad order %d", spec.Order)
 	}
 	for _, tp := range spec.Topics {
-		if tp == 0 || tp == Finished || int(tp) >= len(t.owner) {
+		if tp == 0 || tp == Finished || tp == Started || int(tp) >= len(t.owner) {
 			fail("topic %d is no topic of a pass", tp)
 		}
 		if o := t.owner[tp]; o >= 0 {

@@ -57,6 +57,15 @@ func (g *gen) defs() *otf2.Defs {
 		return id
 	}
 	d.Paradigms = []otf2.Paradigm{{Paradigm: otf2.ParadigmMPI, Name: strMPI}}
+	var ompStr uint32 // "OpenMP"
+	if g.hasOmp {
+		ompStr = str(ompLocsName)
+		d.Paradigms = append(d.Paradigms, otf2.Paradigm{Paradigm: otf2.ParadigmOpenMP, Name: ompStr, Class: classForkJoin})
+	}
+	threadNames := []uint32{strThread} // by thread
+	for t := 1; t < g.nt; t++ {
+		threadNames = append(threadNames, str(fmt.Sprintf(threadNameForm, t)))
+	}
 	d.SystemTreeNodes = []otf2.SystemTreeNode{{Self: 0, Name: strLinux, Class: strMachine, Parent: otf2.Undef32},
 		{Self: 1, Name: strHost, Class: strNode, Parent: 0}}
 	d.NodeDomains = []otf2.SystemTreeNodeDomain{{Node: 0, Domain: 0}, {Node: 1, Domain: 1}}
@@ -66,8 +75,10 @@ func (g *gen) defs() *otf2.Defs {
 		d.LocationGroups = append(d.LocationGroups, otf2.LocationGroup{Self: uint32(r), Name: str(fmt.Sprintf("MPI Rank %d", r)),
 			Type: otf2.LocationGroupTypeProcess, Parent: 1, Creator: otf2.Undef32})
 		// NumEvents is filled in by the archive writer
-		d.Locations = append(d.Locations, otf2.Location{Self: uint64(r), Name: strThread, Type: otf2.LocationTypeCPUThread,
-			Group: uint32(r)})
+		for t, name := range threadNames {
+			d.Locations = append(d.Locations, otf2.Location{Self: uint64(t)<<32 | uint64(r), Name: name,
+				Type: otf2.LocationTypeCPUThread, Group: uint32(r)})
+		}
 	}
 	d.Regions = g.regions(str)
 	d.Groups = []otf2.Group{
@@ -80,6 +91,9 @@ func (g *gen) defs() *otf2.Defs {
 		{Self: commSelf, Name: strSelf, Group: 2, Parent: otf2.Undef32, Flags: 1},
 	}
 	g.gridDefs(d, str)
+	if g.hasOmp {
+		g.teamDefs(d, ompStr)
+	}
 	d.Attributes = []otf2.Attribute{{Self: 0, Name: strPid, Type: 4, Description: strPidDesc}}
 	return d
 }
@@ -126,8 +140,33 @@ func (g *gen) gridDefs(d *otf2.Defs, str func(string) uint32) {
 	}
 }
 
+// teamDefs adds the OpenMP thread teams as Score-P defines them: a
+// COMM_LOCATIONS group of paradigm OpenMP with every thread location
+// (named like the paradigm) and per rank a communicator (no name) over a
+// COMM_GROUP of its threads (their positions in that group).
+func (g *gen) teamDefs(d *otf2.Defs, name uint32) {
+	all := make([]uint64, 0, g.n*g.nt)
+	for r := range g.n {
+		for t := range g.nt {
+			all = append(all, uint64(t)<<32|uint64(r))
+		}
+	}
+	d.Groups = append(d.Groups, otf2.Group{Self: g.ompGroup, Name: name, Members: all, Type: otf2.GroupTypeCommLocations,
+		Paradigm: otf2.ParadigmOpenMP})
+	for r := range g.n {
+		members := make([]uint64, g.nt)
+		for t := range members {
+			members[t] = uint64(r*g.nt + t)
+		}
+		d.Groups = append(d.Groups, otf2.Group{Self: g.ompGroup + 1 + uint32(r), Name: strEmpty, Members: members,
+			Type: otf2.GroupTypeCommGroup, Paradigm: otf2.ParadigmOpenMP})
+		d.Comms = append(d.Comms, otf2.Comm{Self: g.teamComm + uint32(r), Name: strEmpty, Group: g.ompGroup + 1 + uint32(r),
+			Parent: otf2.Undef32})
+	}
+}
+
 // regions defines the regions in identifier order (reg* constants, then
-// the phase regions).
+// the phase regions, the extra MPI regions and the OpenMP regions).
 func (g *gen) regions(str func(string) uint32) []otf2.Region {
 	user := func(id int, name string) otf2.Region {
 		n := str(name)
@@ -162,6 +201,19 @@ func (g *gen) regions(str func(string) uint32) []otf2.Region {
 		e := extraRegions[x]
 		rs = append(rs, mpi(int(g.extra[x]), e.name, e.role, e.typ))
 	}
+	fileOMP := uint32(otf2.Undef32)
+	for _, x := range g.omps {
+		o := ompRegions[x]
+		n, file := str(ompName(x, g.s.Program)), uint32(strSource)
+		if o.api != "" {
+			if fileOMP == otf2.Undef32 {
+				fileOMP = str("OMP")
+			}
+			file = fileOMP
+		}
+		rs = append(rs, otf2.Region{Self: g.omp[x], Name: n, Canonical: n, Type: o.typ, File: file, Begin: o.begin,
+			End: o.end, Role: o.role, Paradigm: otf2.ParadigmOpenMP})
+	}
 	return rs
 }
 
@@ -181,6 +233,9 @@ var extraRegions = [numExtra]struct {
 
 // regionName is the name of region id.
 func (g *gen) regionName(id uint32) string {
+	if n := uint32(regPhase0 + len(g.names) + len(g.extras)); id >= n {
+		return ompName(g.omps[id-n], g.s.Program)
+	}
 	if n := uint32(regPhase0 + len(g.names)); id >= n {
 		return extraRegions[g.extras[id-n]].name
 	}

@@ -77,7 +77,7 @@ func (g *gen) delays(s *Summary) {
 				sum += p.c[d] - c
 			}
 			if g.n > 1 { // collectives on one rank are not analysed
-				s.wait(metric, path+"/compute", d, g.n, iters*sum)
+				s.wait(metric, path+"/compute", d, iters*sum)
 			}
 		case DelayChain:
 			if iters > 0 {
@@ -135,7 +135,7 @@ func (g *gen) chainDelays(s *Summary, p *phaseInfo, path string, first bool, tim
 	type tmap map[string]float64
 	add := func(metric, cp string, r int, v float64) {
 		if v != 0 {
-			s.addValue(metric, cp, r, n, times*sec(v))
+			s.addValue(metric, cp, r, times*sec(v))
 		}
 	}
 	var cost float64 // cost_{j+1}

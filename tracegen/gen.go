@@ -91,11 +91,17 @@ type phaseInfo struct {
 	// the maximum of c per row; Halo2D/3D the first completion in
 	// MPI_Waitall (D); Wavefront and MasterWorker the end of compute (F).
 	aux []uint64
+	// OpenMP kinds (c is nil): the compute ticks and the timelines per
+	// location (index r×threads + t) and per rank (ompTimelines)
+	ct []uint64
+	tl []ompLoc
+	rk []ompRank
 }
 
 type gen struct {
 	s       Scenario
 	n       int    // ranks
+	nt      int    // threads per rank
 	gap     uint64 // ticks between records
 	phases  []phaseInfo
 	names   []string         // phase region names, by region - regPhase0
@@ -106,6 +112,15 @@ type gen struct {
 	end     uint64           // time of ProgramEnd
 	global  *ids             // the global definitions' identifiers
 	canon   *otf2.Defs       // the global definitions (only with Scenario.LocalDefs)
+	// OpenMP (omp.go): the global ids of the OpenMP regions (Undef32:
+	// unused) and the regions used, in id order; the group of all thread
+	// locations (the ranks' thread-team groups follow) and rank 0's
+	// thread-team communicator (the other ranks' follow)
+	hasOmp   bool
+	omp      [numOmp]uint32
+	omps     []int
+	ompGroup uint32
+	teamComm uint32
 }
 
 func newGen(s Scenario) (*gen, error) {
@@ -118,9 +133,16 @@ func newGen(s Scenario) (*gen, error) {
 	if s.ChunkSize == 0 {
 		s.ChunkSize = otf2.DefaultChunkSizeEvents
 	}
+	if s.Threads == 0 {
+		s.Threads = 1
+	}
 	switch {
 	case s.Locations < 1 || s.Locations > maxRanks:
 		return nil, fmt.Errorf("tracegen: %d locations (want 1 to %d)", s.Locations, maxRanks)
+	case s.Threads < 1 || s.Threads > maxThreads:
+		return nil, fmt.Errorf("tracegen: %d threads per rank (want 1 to %d)", s.Threads, maxThreads)
+	case s.Locations*s.Threads > maxRanks:
+		return nil, fmt.Errorf("tracegen: %d ranks × %d threads: more than %d locations", s.Locations, s.Threads, maxRanks)
 	case s.Iterations < 0:
 		return nil, fmt.Errorf("tracegen: %d iterations", s.Iterations)
 	case s.Gap < 0:
@@ -128,7 +150,7 @@ func newGen(s Scenario) (*gen, error) {
 	case s.ClockOffset < 0 || s.ClockDrift < 0 || s.ClockDrift >= 1:
 		return nil, fmt.Errorf("tracegen: clock skew %v, drift %g: want an offset of 0 or more and a drift in [0, 1)", s.ClockOffset, s.ClockDrift)
 	}
-	g := &gen{s: s, n: s.Locations, gap: uint64(s.Gap)}
+	g := &gen{s: s, n: s.Locations, nt: s.Threads, gap: uint64(s.Gap)}
 	regions := map[string]uint32{}
 	for i, p := range s.Phases {
 		if err := checkPhase(p, s.Locations); err != nil {
@@ -143,7 +165,12 @@ func newGen(s Scenario) (*gen, error) {
 			regions[p.Name] = reg
 			g.names = append(g.names, p.Name)
 		}
-		pi := phaseInfo{Phase: p, region: reg, c: make([]uint64, g.n)}
+		pi := phaseInfo{Phase: p, region: reg}
+		if p.Kind.omp() {
+			g.ompCompute(&pi, i)
+		} else {
+			pi.c = make([]uint64, g.n)
+		}
 		for r := range pi.c {
 			pi.c[r] = uint64(p.Work) + uint64(r)*uint64(p.Imbalance)
 			if r == 0 {
@@ -161,6 +188,7 @@ func newGen(s Scenario) (*gen, error) {
 		g.phases = append(g.phases, pi)
 	}
 	g.useExtras()
+	g.useOmp()
 	setup, _ := g.setupTimes()
 	free, _ := g.freeTimes()
 	g.phStart = startTicks + 11*g.gap + setup
@@ -173,7 +201,11 @@ func newGen(s Scenario) (*gen, error) {
 	if n := len(g.setup); n > 0 {
 		nComms = int(g.setup[n-1].comm) + g.setup[n-1].rows()
 	}
-	g.global = &ids{region: make([]uint32, regPhase0+len(g.names)+len(g.extras)), world: commWorld, self: commSelf,
+	if g.hasOmp {
+		g.teamComm = uint32(nComms)
+		nComms += g.n
+	}
+	g.global = &ids{region: make([]uint32, regPhase0+len(g.names)+len(g.extras)+len(g.omps)), world: commWorld, self: commSelf,
 		comm: make([]uint32, nComms), progPath: strProgPath, arg: strArg}
 	for i := range g.global.region {
 		g.global.region[i] = uint32(i)
@@ -188,8 +220,11 @@ func checkPhase(p Phase, n int) error {
 	if p.Kind < 0 || p.Kind >= numKinds {
 		return fmt.Errorf("unknown kind %d", int(p.Kind))
 	}
-	if p.Work < 0 || p.Imbalance < 0 || p.Delay < 0 || p.Jitter < 0 {
+	if p.Work < 0 || p.Imbalance < 0 || p.Delay < 0 || p.Jitter < 0 || p.Lag < 0 {
 		return errors.New("negative duration")
+	}
+	if p.Lag > 0 && !p.Kind.omp() {
+		return fmt.Errorf("%v is no OpenMP kind: lag %v", p.Kind, p.Lag)
 	}
 	switch p.Kind {
 	case LateSender, Ring, LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker, DelayChain:
@@ -209,6 +244,10 @@ func (k Kind) grid() bool { return k == Halo2D || k == Halo3D || k == Wavefront 
 // prepare sets up what a phase needs besides its compute times: its grid
 // and communicators, and the times in aux.
 func (g *gen) prepare(p *phaseInfo) error {
+	if p.Kind.omp() {
+		g.ompTimelines(p)
+		return nil
+	}
 	if p.Kind.grid() {
 		dims, err := gridDims(p.Phase, g.n)
 		if err != nil {
@@ -425,6 +464,8 @@ func splitmix(x uint64) uint64 {
 func (g *gen) iterLength(p *phaseInfo) uint64 {
 	gp := g.gap
 	switch p.Kind {
+	case OmpParallel, OmpBarrier, OmpCritical, OmpLock:
+		return g.ompLength(p)
 	case LateSender:
 		s, r := 2*gp+p.c[0], 2*gp+p.c[1]
 		m := max(r+gp, s+2*gp)
@@ -512,10 +553,17 @@ func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 		t += c.gaps() * gp
 	}
 	var req uint64 // the last request id
+	var st ompState
 	for i := range g.phases {
 		p := &g.phases[i]
 		for range g.s.Iterations {
-			if err := g.iteration(w, p, r, t, id, &req); err != nil {
+			var err error
+			if p.Kind.omp() {
+				err = g.ompIteration(w, p, r, 0, t, id, &st)
+			} else {
+				err = g.iteration(w, p, r, t, id, &req)
+			}
+			if err != nil {
 				return err
 			}
 			t += p.length

@@ -38,9 +38,22 @@ func (x *rng) perm(n int) []uint32 {
 	return p
 }
 
-// usedRegions lists, in global id order, the regions rank r enters.
-func (g *gen) usedRegions(r int) []uint32 {
+// usedRegions lists, in global id order, the regions thread th of rank
+// r enters.
+func (g *gen) usedRegions(r, th int) []uint32 {
 	used := make([]bool, len(g.global.region))
+	if th > 0 { // a worker: the OpenMP phases' parallel regions alone
+		for _, p := range g.phases {
+			if !p.Kind.omp() || g.s.Iterations == 0 {
+				continue
+			}
+			used[regCompute] = true
+			for _, x := range ompOf(p.Kind) {
+				used[g.omp[x]] = used[g.omp[x]] || !masterOnly(x)
+			}
+		}
+		return listUsed(used)
+	}
 	for _, reg := range []uint32{regProgram, regMain, regInit, regFinalize, regCommRank, regCommSize} {
 		used[reg] = true
 	}
@@ -84,6 +97,10 @@ func (g *gen) usedRegions(r int) []uint32 {
 				used[regSend] = used[regSend] || i < d0-1 || j < d1-1
 			case MasterWorker:
 				used[regSend], used[regRecv] = true, true
+			case OmpParallel, OmpBarrier, OmpCritical, OmpLock:
+				for _, x := range ompOf(p.Kind) {
+					used[g.omp[x]] = true
+				}
 			default:
 				for _, x := range extrasOf(p.Kind) {
 					used[g.extra[x]] = true
@@ -91,6 +108,11 @@ func (g *gen) usedRegions(r int) []uint32 {
 			}
 		}
 	}
+	return listUsed(used)
+}
+
+// listUsed lists the indexes i where used[i].
+func listUsed(used []bool) []uint32 {
 	var list []uint32
 	for reg, u := range used {
 		if u {
@@ -100,45 +122,64 @@ func (g *gen) usedRegions(r int) []uint32 {
 	return list
 }
 
-// localDefs puts into ld the definitions rank r makes before unification
-// (all but the Location's NumEvents) and returns the identifiers its
-// events use. The rank defines its own location group and location, the
-// system tree, the regions it enters, the MPI groups and communicators,
-// the ProcessId attribute, and the strings these refer to; each kind is
-// numbered in an order drawn from the seed and the rank, and the records
-// are written in identifier order.
-func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
+// localDefs puts into ld the definitions thread th of rank r makes
+// before unification (all but the Location's NumEvents) and returns the
+// identifiers its events use. The location defines its own location
+// group and location, the system tree, the regions it enters, the
+// groups and communicators it belongs to (a master: MPI's and its thread
+// team's; a worker: its team's), a master the ProcessId attribute, and
+// the strings these refer to; each kind is numbered in an order drawn
+// from the seed, the rank and the thread, and the records are written
+// in identifier order.
+func (g *gen) localDefs(ld *otf2.LocalDefs, r, th int) *ids {
 	c := g.canon
-	x := rng(splitmix(g.s.Seed^0x6c6f63616c646566) ^ uint64(r)<<24)
-	id := &ids{region: make([]uint32, len(g.global.region))}
+	x := rng(splitmix(g.s.Seed^0x6c6f63616c646566) ^ uint64(r)<<24 ^ uint64(th)<<48)
+	id := &ids{region: make([]uint32, len(g.global.region)), world: otf2.Undef32, self: otf2.Undef32}
+	master := th == 0
 
-	// groups and communicators: those of MPI_COMM_WORLD and MPI_COMM_SELF,
-	// and those of the grid kinds that contain the rank
-	usedGroups := []uint32{groupLocations, groupWorld, groupSelf}
-	usedComms := []uint32{commWorld, commSelf}
-	for _, s := range g.setup {
-		usedComms = append(usedComms, s.commOf(r))
-		if s.split {
-			usedGroups = append(usedGroups, s.group+uint32(r/s.dims[1]))
+	// groups and communicators: a master's of MPI_COMM_WORLD and
+	// MPI_COMM_SELF, and those of the grid kinds that contain the rank;
+	// the thread team's
+	var usedGroups, usedComms []uint32
+	if master {
+		usedGroups = []uint32{groupLocations, groupWorld, groupSelf}
+		usedComms = []uint32{commWorld, commSelf}
+		for _, s := range g.setup {
+			usedComms = append(usedComms, s.commOf(r))
+			if s.split {
+				usedGroups = append(usedGroups, s.group+uint32(r/s.dims[1]))
+			}
 		}
 	}
+	if g.hasOmp {
+		usedGroups = append(usedGroups, g.ompGroup, g.ompGroup+1+uint32(r))
+		usedComms = append(usedComms, g.teamComm+uint32(r))
+	}
 
-	// strings: those the rank's definitions and events refer to
-	usedStr := map[uint32]bool{strProgPath: true, strArg: true, strThread: true, strWorld: true, strSelf: true,
-		strEmpty: true, strPid: true, strPidDesc: true, c.LocationGroups[r].Name: true}
-	for _, m := range usedComms[2:] {
+	// strings: those the location's definitions and events refer to
+	l := c.Locations[r*g.nt+th]
+	usedStr := map[uint32]bool{strEmpty: true, c.LocationGroups[r].Name: true, l.Name: true}
+	if master {
+		for _, s := range []uint32{strProgPath, strArg, strWorld, strSelf, strPid, strPidDesc} {
+			usedStr[s] = true
+		}
+		for _, t := range c.CartTopologies { // every rank is in every grid
+			usedStr[t.Name] = true
+			for _, dim := range t.Dims {
+				usedStr[c.CartDimensions[dim].Name] = true
+			}
+		}
+	}
+	for _, m := range usedComms {
 		usedStr[c.Comms[m].Name] = true
+	}
+	for _, gr := range usedGroups {
+		usedStr[c.Groups[gr].Name] = true
 	}
 	for _, n := range c.SystemTreeNodes {
 		usedStr[n.Name], usedStr[n.Class] = true, true
 	}
-	for _, t := range c.CartTopologies { // every rank is in every grid
-		usedStr[t.Name] = true
-		for _, dim := range t.Dims {
-			usedStr[c.CartDimensions[dim].Name] = true
-		}
-	}
-	regions := g.usedRegions(r)
+	regions := g.usedRegions(r, th)
 	for _, reg := range regions {
 		rg := &c.Regions[reg]
 		for _, s := range []uint32{rg.Name, rg.Description, rg.File, rg.Canonical} {
@@ -183,7 +224,6 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 	lgID := uint32(x.next() % 4)
 	ld.Defs.LocationGroups = []otf2.LocationGroup{{Self: lgID, Name: str(lg.Name), Type: lg.Type,
 		Parent: node(lg.Parent), Creator: otf2.Undef32}}
-	l := c.Locations[r]
 	ld.Defs.Locations = []otf2.Location{{Self: l.Self, Name: str(l.Name), Type: l.Type, Group: lgID}}
 
 	// regions
@@ -218,6 +258,9 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 		}
 		ld.Defs.Comms = append(ld.Defs.Comms, m)
 	}
+	if !master {
+		return sortDefs(ld, id)
+	}
 	id.world, id.self = id.comm[commWorld], id.comm[commSelf]
 	id.attr = uint32(x.next() % 3)
 	for _, a := range c.Attributes {
@@ -247,6 +290,11 @@ func (g *gen) localDefs(ld *otf2.LocalDefs, r int) *ids {
 		}
 	}
 
+	return sortDefs(ld, id)
+}
+
+// sortDefs sorts the local definitions by identifier and returns id.
+func sortDefs(ld *otf2.LocalDefs, id *ids) *ids {
 	bySelf := cmp.Compare[uint32]
 	slices.SortFunc(ld.Defs.Strings, func(a, b otf2.String) int { return bySelf(a.Self, b.Self) })
 	slices.SortFunc(ld.Defs.SystemTreeNodes, func(a, b otf2.SystemTreeNode) int { return bySelf(a.Self, b.Self) })

@@ -185,7 +185,7 @@ func (g *gen) p2pSummary(s *Summary, p *phaseInfo, r int, path string) (incl, ev
 			add("", 4*gp, 1)
 			add("/MPI_Irecv", 2*gp, 1)
 			add("/MPI_Wait", m+gp-wait, 1)
-			s.wait("mpi_latesender", path+"/MPI_Wait", r, g.n, iters*sub(send, wait))
+			s.wait("mpi_latesender", path+"/MPI_Wait", r, iters*sub(send, wait))
 			return m + 2*gp, 10
 		}
 		add("", 2*gp, 1)
@@ -203,7 +203,7 @@ func (g *gen) p2pSummary(s *Summary, p *phaseInfo, r int, path string) (incl, ev
 		add("/MPI_Irecv", 2*k*gp, k)
 		add("/MPI_Isend", 2*k*gp, k)
 		add("/MPI_Waitall", d+2*k*gp-wait, 1)
-		s.wait("mpi_latesender", path+"/MPI_Waitall", r, g.n, iters*ls)
+		s.wait("mpi_latesender", path+"/MPI_Waitall", r, iters*ls)
 		return d + (2*k+1)*gp, 6 + 8*k
 	case Wavefront:
 		return g.wavefrontSummary(s, p, r, path)
@@ -257,15 +257,15 @@ func (g *gen) wavefrontSummary(s *Summary, p *phaseInfo, r int, path string) (in
 		// MPI_Send (entered at end+g, left at end+3g) is in progress
 		nsend, end = nsend+1, end+3*gp
 		if recv := g.wavefrontRecvLeft(p, r+1); end > recv && recv > end-2*gp {
-			s.wait("mpi_latereceiver", path+"/MPI_Send", r, g.n, iters*(recv-(end-2*gp)))
+			s.wait("mpi_latereceiver", path+"/MPI_Send", r, iters*(recv-(end-2*gp)))
 		}
 	}
 	s.add(r, path, iters*(nrecv+nsend+2)*gp, iters)
 	if nrecv > 0 {
 		s.add(r, path+"/MPI_Recv", iters*inRecv, iters*nrecv)
-		s.wait("mpi_latesender", path+"/MPI_Recv", r, g.n, iters*ls)
-		s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, g.n, iters*wo)
-		s.wait("mpi_lswo_different", path+"/MPI_Recv", r, g.n, iters*wo)
+		s.wait("mpi_latesender", path+"/MPI_Recv", r, iters*ls)
+		s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, iters*wo)
+		s.wait("mpi_lswo_different", path+"/MPI_Recv", r, iters*wo)
 	}
 	if nsend > 0 {
 		s.add(r, path+"/MPI_Send", iters*2*gp*nsend, iters*nsend)
@@ -284,7 +284,7 @@ func (g *gen) masterWorkerSummary(s *Summary, p *phaseInfo, r int, path string) 
 		s.add(r, path, iters*4*gp, iters)
 		s.add(r, path+"/MPI_Recv", iters*(task+2*gp), iters)
 		s.add(r, path+"/MPI_Send", iters*2*gp, iters)
-		s.wait("mpi_latesender", path+"/MPI_Recv", r, g.n, iters*(task-gp))
+		s.wait("mpi_latesender", path+"/MPI_Recv", r, iters*(task-gp))
 		return p.aux[r] + 4*gp, 10
 	}
 	type lateSender struct{ sent, idle uint64 }
@@ -313,15 +313,15 @@ func (g *gen) masterWorkerSummary(s *Summary, p *phaseInfo, r int, path string) 
 		}
 		buf = kept
 		if x > f+gp && x < f+3*gp {
-			s.wait("mpi_latereceiver", path+"/MPI_Send", w, g.n, iters*(x-f-gp))
+			s.wait("mpi_latereceiver", path+"/MPI_Send", w, iters*(x-f-gp))
 		}
 		x = m + 2*gp
 	}
 	s.add(r, path, iters*(2*workers+2)*gp, iters)
 	s.add(r, path+"/MPI_Send", iters*2*gp*workers, iters*workers)
 	s.add(r, path+"/MPI_Recv", iters*inRecv, iters*workers)
-	s.wait("mpi_latesender", path+"/MPI_Recv", r, g.n, iters*ls)
-	s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, g.n, iters*wo)
-	s.wait("mpi_lswo_different", path+"/MPI_Recv", r, g.n, iters*wo)
+	s.wait("mpi_latesender", path+"/MPI_Recv", r, iters*ls)
+	s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, iters*wo)
+	s.wait("mpi_lswo_different", path+"/MPI_Recv", r, iters*wo)
 	return x, 4 + 6*workers
 }

@@ -15,7 +15,8 @@ import (
 // KindByName returns the phase kind with the given name (see Kind.String),
 // also accepting the short names compute, ring, allreduce, barrier, bcast,
 // reduce, gather, scatter, scan, allgather, alltoall, isend, halo2d,
-// halo3d, wavefront, master, subcomm and chain.
+// halo3d, wavefront, master, subcomm, chain, parallel, ompbarrier,
+// critical and lock.
 func KindByName(name string) (Kind, bool) {
 	for k := Kind(0); k < numKinds; k++ {
 		if name == k.String() {
@@ -27,7 +28,8 @@ func KindByName(name string) (Kind, bool) {
 		"scan": Scan, "allgather": Allgather, "alltoall": Alltoall, "isend": LateSenderNB, "nonblocking": LateSenderNB,
 		"halo2d": Halo2D, "halo": Halo2D, "halo3d": Halo3D, "wavefront": Wavefront, "sweep": Wavefront,
 		"master": MasterWorker, "masterworker": MasterWorker, "subcomm": RowAllreduce, "row_allreduce": RowAllreduce,
-		"chain": DelayChain}[name]
+		"chain": DelayChain, "parallel": OmpParallel, "ompbarrier": OmpBarrier, "critical": OmpCritical,
+		"lock": OmpLock}[name]
 	return k, ok
 }
 
@@ -74,6 +76,10 @@ var kindHelp = [numKinds]string{
 	"rank r receives from r-1, then sends to r+1: waits propagate (root causes in the closed form)",
 	"MPI_Barrier with its delay costs in the closed form (delay_barrier)",
 	"MPI_Allreduce with its delay costs in the closed form (delay_n2n)",
+	"OpenMP parallel region, thread t computes work + t*imbalance (omp_ibarrier_wait, omp_fork, omp_management)",
+	"parallel region with an explicit barrier between two imbalanced computations (omp_ebarrier_wait)",
+	"every thread holds one critical section for its work, in thread order (omp_lock_contention_critical)",
+	"every thread holds one lock (omp_set_lock/omp_unset_lock) for its work, in thread order (omp_lock_contention_api)",
 }
 
 // KindNames lists the phase kind names ParsePhase accepts.
@@ -100,10 +106,26 @@ func DefaultScenario() Scenario {
 	}}
 }
 
+// DefaultHybridScenario is the scenario `scout tracegen --threads T`
+// writes without phase flags: 4 ranks of T threads, 3 iterations of a
+// phase of each OpenMP kind and an MPI_Allreduce, each with waits of
+// known size.
+func DefaultHybridScenario(threads int) Scenario {
+	const ms, us = time.Millisecond, time.Microsecond
+	return Scenario{Program: "tracegen", Locations: 4, Threads: threads, Iterations: 3, Seed: 1, Phases: []Phase{
+		{Kind: OmpParallel, Work: ms, Imbalance: ms / 2, Lag: 10 * us},
+		{Kind: OmpBarrier, Work: ms, Imbalance: ms / 4},
+		{Kind: OmpCritical, Work: ms / 2, Lag: 20 * us},
+		{Kind: OmpLock, Work: ms / 2, Imbalance: 50 * us},
+		{Kind: Allreduce, Work: ms, Imbalance: ms},
+	}}
+}
+
 // ParsePhase parses a phase description "KIND[:key=value,...]" with keys
-// work, imbalance, delay, jitter (durations such as 1ms or 250us), name
-// (the phase's region name) and dims (the process grid of the grid kinds,
-// e.g. 4x2 or 2x2x2), e.g. "late_sender:work=1ms,delay=10ms".
+// work, imbalance, delay, jitter, lag (durations such as 1ms or 250us;
+// lag only for the OpenMP kinds), name (the phase's region name) and dims
+// (the process grid of the grid kinds, e.g. 4x2 or 2x2x2), e.g.
+// "late_sender:work=1ms,delay=10ms" or "omp_critical:work=1ms,lag=10us".
 func ParsePhase(s string) (Phase, error) {
 	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
 	k, ok := KindByName(strings.TrimSpace(kind))
@@ -156,8 +178,13 @@ func ParsePhase(s string) (Phase, error) {
 			p.Delay = d
 		case "jitter":
 			p.Jitter = d
+		case "lag":
+			if !k.omp() {
+				return Phase{}, fmt.Errorf("phase %q: lag is for the OpenMP kinds only (omp_*)", s)
+			}
+			p.Lag = d
 		default:
-			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, name, dims)", s, key)
+			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, lag, name, dims)", s, key)
 		}
 	}
 	return p, nil
@@ -168,6 +195,7 @@ func ParsePhase(s string) (Phase, error) {
 //
 //	program   NAME
 //	ranks     N
+//	threads   T                      (OpenMP threads per rank)
 //	iterations K
 //	seed      S
 //	gap       DURATION
@@ -198,6 +226,8 @@ func ParseScenario(r io.Reader, name string) (Scenario, error) {
 			s.Program, err = arg, CheckProgram(arg)
 		case "ranks", "locations":
 			s.Locations, err = strconv.Atoi(arg)
+		case "threads":
+			s.Threads, err = strconv.Atoi(arg)
 		case "iterations":
 			s.Iterations, err = strconv.Atoi(arg)
 		case "seed":
@@ -209,7 +239,7 @@ func ParseScenario(r io.Reader, name string) (Scenario, error) {
 			p, err = ParsePhase(arg)
 			s.Phases = append(s.Phases, p)
 		default:
-			return s, bad("unknown setting %q (known: program, ranks, iterations, seed, gap, phase)", f[0])
+			return s, bad("unknown setting %q (known: program, ranks, threads, iterations, seed, gap, phase)", f[0])
 		}
 		if err != nil {
 			return s, bad("%s: %v", f[0], err)
@@ -225,16 +255,17 @@ func ParseScenario(r io.Reader, name string) (Scenario, error) {
 }
 
 // WriteCSV writes the closed-form results in the canonical CSV form
-// (metric,callpath,rank,value; non-zero cells): time, visits and the
-// wait-state metrics an analysis of the trace must report.
+// (metric,callpath,rank,value; non-zero cells; the rank label "r", or
+// "r.t" for thread t > 0): time, visits and the wait-state metrics an
+// analysis of the trace must report.
 func (s *Summary) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "metric,callpath,rank,value")
-	row := func(metric, cp string, r int, v string) {
+	row := func(metric, cp string, i int, v string) {
 		if strings.ContainsAny(cp, ",\"") {
 			cp = `"` + strings.ReplaceAll(cp, `"`, `""`) + `"`
 		}
-		fmt.Fprintf(bw, "%s,%s,%d,%s\n", metric, cp, r, v)
+		fmt.Fprintf(bw, "%s,%s,%s,%s\n", metric, cp, s.Label(i), v)
 	}
 	for _, cp := range s.Callpaths {
 		for r, v := range s.Time[cp] {

@@ -1,6 +1,6 @@
 // Package tracegen writes synthetic Score-P-like OTF2 traces of MPI
-// programs with known wait states, and the closed-form analysis results
-// they must give.
+// programs (and hybrid MPI+OpenMP programs) with known wait states, and
+// the closed-form analysis results they must give.
 //
 // A Scenario runs its phases one after the other, each for the same number
 // of iterations, on N ranks (one location each). Every iteration of a
@@ -101,13 +101,35 @@ const (
 	// DelayNxN: Allreduce with the closed form of its delay costs
 	// (delay_n2n, on the last rank to enter).
 	DelayNxN
+	// OmpParallel: an imbalanced OpenMP parallel region: the master forks
+	// a team of all the rank's threads; thread t computes Work +
+	// t×Imbalance, then waits in the implicit barrier at the region's end
+	// (omp_ibarrier_wait; the fork and join give omp_fork and
+	// omp_management, see Phase.Lag).
+	OmpParallel
+	// OmpBarrier: OmpParallel with an explicit barrier ("!$omp barrier")
+	// between two computations: thread t computes Work + t×Imbalance,
+	// waits in the barrier (omp_ebarrier_wait), computes the time of
+	// thread T−1−t and waits in the implicit barrier (omp_ibarrier_wait).
+	OmpBarrier
+	// OmpCritical: in a parallel region every thread enters the same
+	// critical section ("!$omp critical") and computes in it for its time
+	// (Work + t×Imbalance), in thread order (the lock's acquisition order
+	// is the thread order): thread t waits for thread t−1's release
+	// (omp_lock_contention_critical).
+	OmpCritical
+	// OmpLock: OmpCritical with the lock API: the master makes a lock
+	// (omp_init_lock) before the region and frees it (omp_destroy_lock)
+	// after; every thread computes between omp_set_lock and
+	// omp_unset_lock, in thread order (omp_lock_contention_api).
+	OmpLock
 	numKinds
 )
 
 var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast",
 	"early_reduce", "early_gather", "late_scatter", "early_scan", "wait_allgather", "wait_alltoall", "late_sender_nb",
 	"halo_2d", "halo_3d", "wavefront_2d", "master_worker", "subcomm_nxn", "delay_chain",
-	"delay_barrier", "delay_nxn"}
+	"delay_barrier", "delay_nxn", "omp_parallel", "omp_barrier", "omp_critical", "omp_lock"}
 
 // String returns the default region name of the phase kind.
 func (k Kind) String() string {
@@ -119,7 +141,9 @@ func (k Kind) String() string {
 
 // Phase is one phase of a scenario. Rank r computes, per iteration,
 // Work + r×Imbalance, plus Delay on rank 0, plus a jitter in [0, Jitter)
-// drawn once per phase and rank from the scenario's seed.
+// drawn once per phase and rank from the scenario's seed. In the OpenMP
+// kinds thread t of rank r computes Work + t×Imbalance, plus Delay on
+// rank 0, plus a jitter drawn once per phase, rank and thread.
 type Phase struct {
 	Kind      Kind
 	Name      string // region name of the phase; default Kind.String()
@@ -127,6 +151,11 @@ type Phase struct {
 	Imbalance time.Duration
 	Delay     time.Duration
 	Jitter    time.Duration
+	// Lag is the OpenMP kinds' wake-up lag: thread t begins its part in
+	// the team t×Lag after the master and leaves the implicit barrier at
+	// the region's end t×Lag after it (fixed gaps, so that omp_fork and
+	// omp_management have a closed form). Only for the OpenMP kinds.
+	Lag time.Duration
 	// Dims is the process grid of Halo2D, Halo3D, Wavefront and
 	// RowAllreduce (2 or 3 sizes whose product is the number of ranks;
 	// ranks are numbered row-major, the last dimension varying fastest).
@@ -137,7 +166,8 @@ type Phase struct {
 // Scenario describes a synthetic trace.
 type Scenario struct {
 	Program    string // program name (program region); default "tracegen"
-	Locations  int    // number of MPI ranks, one location each
+	Locations  int    // number of MPI ranks
+	Threads    int    // OpenMP threads (locations) per rank; default 1: one location per rank
 	Iterations int    // iterations of every phase
 	Phases     []Phase
 	Seed       uint64        // seed of the jitter
@@ -153,13 +183,17 @@ type Scenario struct {
 	// anchor property otf2.PropTimerResolution. unify.Definitions turns
 	// such an archive into a normal one. A rank defines only the
 	// communicators it belongs to, and no Cartesian topologies (which
-	// unification does not support).
+	// unification does not support). A worker thread defines its
+	// location (in its rank's location group), the regions it enters and
+	// its thread team (the OpenMP groups and communicator), nothing of
+	// MPI.
 	LocalDefs bool
-	// ClockOffset and ClockDrift skew the ranks' clocks: rank r writes the
-	// time t as t + r×ClockOffset + r×ClockDrift×(t − t0), t0 the program's
-	// begin, as unsynchronised clocks would (messages then arrive before
-	// they were sent, on the clocks). The summary describes the program
-	// without skew, which timestamp correction approaches.
+	// ClockOffset and ClockDrift skew the ranks' clocks: rank r (all its
+	// threads) writes the time t as t + r×ClockOffset + r×ClockDrift×(t −
+	// t0), t0 the program's begin, as unsynchronised clocks would
+	// (messages then arrive before they were sent, on the clocks). The
+	// summary describes the program without skew, which timestamp
+	// correction approaches.
 	ClockOffset time.Duration
 	ClockDrift  float64 // seconds per second
 }
@@ -167,27 +201,52 @@ type Scenario struct {
 // Summary reports what Generate wrote and what an analysis of the trace
 // must find. Call paths are region names from the root (the program
 // region) joined by "/", e.g. "tracegen/main/late_sender/MPI_Recv".
+// Values are per location, indexed r×Threads + t for thread t of rank r
+// (location id t<<32 | r; the rank itself without threads); Label gives
+// the rank label of the location, "r" or "r.t".
 type Summary struct {
 	Dir        string   // archive directory (holding traces.otf2)
 	Events     []uint64 // event records per location (numberOfEvents)
+	Threads    int      // threads (locations) per rank
 	Resolution uint64   // timer ticks per second
 	Callpaths  []string // every call path, in first-visit order
-	// Time is the exclusive time in seconds per call path and rank;
+	// Time is the exclusive time in seconds per call path and location;
 	// Visits the number of visits.
 	Time   map[string][]float64
 	Visits map[string][]uint64
 	// Waits holds the wait states per Scalasca metric ("mpi_latesender",
 	// "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver",
 	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast",
-	// "mpi_earlyreduce", "mpi_earlyscan"), call path and rank, in seconds.
-	// Metrics and call paths without waiting time are absent. For the
+	// "mpi_earlyreduce", "mpi_earlyscan"; the OpenMP kinds' "omp_fork",
+	// "omp_management", "omp_ebarrier_wait", "omp_ibarrier_wait",
+	// "omp_lock_contention_critical", "omp_lock_contention_api"), call
+	// path and location, in seconds. Metrics and call paths without
+	// waiting time are absent. For the
 	// scenarios whose root causes have a closed form (see delayExact)
 	// it also holds the delay costs and the propagation of the waits:
 	// "delay_latesender", "delay_latesender_longterm",
 	// "mpi_wait_indirect_latesender", "mpi_wait_propagating_ls",
 	// "delay_barrier", "delay_n2n" (all the other root-cause metrics of
-	// those kinds are zero, and their long-term collective costs too).
+	// those kinds are zero, and their long-term collective costs too);
+	// not with Threads > 1, whose root causes (with the workers' idle and
+	// barrier delays) have no closed form here.
 	Waits map[string]map[string][]float64
+}
+
+// Label is the rank label of location index i: "r" for a rank's master
+// thread, "r.t" for its thread t > 0.
+func (s *Summary) Label(i int) string {
+	nt := max(s.Threads, 1)
+	if i%nt == 0 {
+		return strconv.Itoa(i / nt)
+	}
+	return strconv.Itoa(i/nt) + "." + strconv.Itoa(i%nt)
+}
+
+// Location is the OTF2 location id of location index i.
+func (s *Summary) Location(i int) uint64 {
+	nt := max(s.Threads, 1)
+	return uint64(i%nt)<<32 | uint64(i/nt)
 }
 
 // TotalEvents is the number of event records of all locations.
@@ -203,6 +262,7 @@ const (
 	startTicks = 1_000_000_000 // time of ProgramBegin
 	resolution = 1_000_000_000 // ticks per second
 	maxRanks   = 1 << 20
+	maxThreads = 1 << 12 // per rank; and maxRanks locations in all
 )
 
 // Generate writes the archive of s into dir (dir/traces.otf2,
@@ -230,7 +290,7 @@ func Generate(dir string, s Scenario) (*Summary, error) {
 		return nil, err
 	}
 	if s.LocalDefs {
-		err = aw.CloseLocal(uint64(g.n))
+		err = aw.CloseLocal(uint64(g.n * g.nt))
 	} else if err = aw.WriteGlobalDefs(g.defs()); err == nil {
 		err = aw.Close()
 	}
@@ -240,39 +300,41 @@ func Generate(dir string, s Scenario) (*Summary, error) {
 	return sum, nil
 }
 
-// writeEvents writes the event and local definition files of all ranks,
-// checking each rank's count against the closed form.
+// writeEvents writes the event and local definition files of all
+// locations, checking each one's count against the closed form.
 func (g *gen) writeEvents(aw *otf2.ArchiveWriter, want []uint64) error {
 	workers := g.s.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ranks := make(chan int)
-	errs := make([]error, g.n)
+	nloc := g.n * g.nt
+	locs := make(chan int)
+	errs := make([]error, nloc)
 	var wg sync.WaitGroup
-	for range min(workers, g.n) {
+	for range min(workers, nloc) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range ranks {
-				errs[r] = g.writeLocation(aw, r, want[r])
+			for i := range locs {
+				errs[i] = g.writeLocation(aw, i/g.nt, i%g.nt, want[i])
 			}
 		}()
 	}
-	for r := 0; r < g.n; r++ {
-		ranks <- r
+	for i := range nloc {
+		locs <- i
 	}
-	close(ranks)
+	close(locs)
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
-	loc := uint64(r)
+// writeLocation writes the files of thread th of rank r.
+func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r, th int, want uint64) error {
+	loc := uint64(th)<<32 | uint64(r)
 	ld := &otf2.LocalDefs{ClockOffsets: []otf2.ClockOffset{{Time: startTicks}, {Time: g.end}}}
 	id := g.global
 	if g.s.LocalDefs {
-		id = g.localDefs(ld, r) // the Location's NumEvents is set below
+		id = g.localDefs(ld, r, th) // the Location's NumEvents is set below
 	} else if err := aw.WriteLocalDefs(loc, ld); err != nil {
 		return fmt.Errorf("tracegen: %w", err)
 	}
@@ -287,15 +349,21 @@ func (g *gen) writeLocation(aw *otf2.ArchiveWriter, r int, want uint64) error {
 			return uint64(math.Round(float64(t) + off + drift*float64(t-startTicks)))
 		})
 	}
-	err = g.rank(w, r, id)
+	who := fmt.Sprintf("rank %d", r)
+	if th == 0 {
+		err = g.rank(w, r, id)
+	} else {
+		who = fmt.Sprintf("rank %d thread %d", r, th)
+		err = g.thread(w, r, th, id)
+	}
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("tracegen: rank %d: %w", r, err)
+		return fmt.Errorf("tracegen: %s: %w", who, err)
 	}
 	if w.Count() != want {
-		return fmt.Errorf("tracegen: rank %d: wrote %d events, the closed form says %d (generator bug)", r, w.Count(), want)
+		return fmt.Errorf("tracegen: %s: wrote %d events, the closed form says %d (generator bug)", who, w.Count(), want)
 	}
 	if g.s.LocalDefs {
 		ld.Defs.Locations[0].NumEvents = w.Count()

@@ -16,35 +16,43 @@ import (
 	"scout/tracegen"
 )
 
-const tracegenLong = `Writes a synthetic OTF2 trace of an MPI program whose wait states are
-known in closed form. Without phase flags it writes a default scenario
-with one phase of each of the first six kinds. A phase is
+const tracegenLong = `Writes a synthetic OTF2 trace of an MPI (or MPI+OpenMP) program whose
+wait states are known in closed form. Without phase flags it writes a default scenario
+with one phase of each of the first six kinds (with --threads T > 1: of
+each OpenMP kind and an MPI_Allreduce). A phase is
 KIND[:key=value,...] with keys work, imbalance (added per rank: rank r
-computes work + r*imbalance), delay (extra work of rank 0), jitter
-(seeded random extra work), name (the phase's region) and dims (the
-process grid of halo_2d, halo_3d, wavefront_2d and subcomm_nxn, e.g.
-4x2 or 2x2x2; default as MPI_Dims_create chooses). The closed form of
-scenarios made of the delay kinds (delay_chain last, every receive of
-the chain waiting) also has their root causes (delay costs, indirect and
-propagating waits). Kinds:
+computes work + r*imbalance; in the omp_* kinds per thread: thread t
+computes work + t*imbalance), delay (extra work of rank 0), jitter
+(seeded random extra work), lag (omp_* kinds: thread t joins the team
+t*lag after the master and leaves its implicit barrier t*lag later),
+name (the phase's region) and dims (the process grid of halo_2d,
+halo_3d, wavefront_2d and subcomm_nxn, e.g. 4x2 or 2x2x2; default as
+MPI_Dims_create chooses). With --threads T every rank has T OpenMP
+threads: the omp_* kinds fork a team of all of them (OpenMP metrics in
+the closed form), the MPI kinds run on the master thread. The closed
+form of scenarios made of the delay kinds (delay_chain last, every
+receive of the chain waiting, one thread per rank) also has their root
+causes (delay costs, indirect and propagating waits). Kinds:
 %s
 Example:
   scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
   scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
   scout tracegen -o chain --ranks 3 --phase delay_chain:work=1ms,delay=10ms --expect chain.csv
+  scout tracegen -o hybrid --ranks 2 --threads 4 --phase omp_barrier:imbalance=1ms,lag=10us --phase omp_critical
 `
 
 // tracegenCmd declares the flags of "scout tracegen" on fs and returns what the
 // command runs.
 func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	out := fs.StringP("output", "o", "", "write the archive into `DIR` (required; created if missing)")
-	ranks := fs.IntP("ranks", "n", 0, "number of MPI ranks (locations) (default 4)")
+	ranks := fs.IntP("ranks", "n", 0, "number of MPI ranks (default 4)")
+	threads := fs.Int("threads", 0, "OpenMP threads (locations) per rank (default 1)")
 	iters := fs.IntP("iterations", "i", 0, "iterations of every phase (default 3)")
 	events := fs.Uint64("events", 0, "choose the iterations so that the trace has at least `N` events in total")
 	var phases []string
 	fs.StringArrayVarP(&phases, "phase", "p", nil, "add a phase `KIND[:key=value,...]` (repeatable, in order)")
-	scenario := fs.String("scenario", "", "read the scenario from `FILE` (lines: program, ranks, iterations, seed, gap, phase)")
+	scenario := fs.String("scenario", "", "read the scenario from `FILE` (lines: program, ranks, threads, iterations, seed, gap, phase)")
 	seed := fs.Uint64("seed", 0, "seed of the jitter (default 1)")
 	program := fs.String("program", "", "program name, the root of every call path (default tracegen)")
 	expect := fs.String("expect", "", "write the closed-form analysis results as CSV to `FILE` (- for stdout)")
@@ -61,6 +69,9 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			return usageError{"tracegen: -o DIR is required"}
 		}
 		s := tracegen.DefaultScenario()
+		if *threads > 1 {
+			s = tracegen.DefaultHybridScenario(*threads)
+		}
 		if *scenario != "" {
 			f, err := os.Open(*scenario)
 			if err != nil {
@@ -85,7 +96,7 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		for _, f := range []struct {
 			name string
 			v    int
-		}{{"ranks", *ranks}, {"iterations", *iters}} {
+		}{{"ranks", *ranks}, {"threads", *threads}, {"iterations", *iters}} {
 			if fs.Changed(f.name) && f.v < 1 {
 				return usageError{fmt.Sprintf("--%s %d: must be at least 1", f.name, f.v)}
 			}
@@ -103,6 +114,9 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			if s.Locations == 0 {
 				s.Locations = 4
 			}
+		}
+		if fs.Changed("threads") {
+			s.Threads = *threads
 		}
 		if fs.Changed("iterations") || s.Iterations == 0 {
 			s.Iterations = *iters
@@ -145,7 +159,11 @@ func tracegenCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		if err := checkGenDir(*out, *force); err != nil {
 			return err
 		}
-		prog.Printf("writing %d ranks × %d iterations of %d phases (%d events) to %s", s.Locations, s.Iterations, len(s.Phases), n, *out)
+		ranksOf := fmt.Sprintf("%d ranks", s.Locations)
+		if s.Threads > 1 {
+			ranksOf += fmt.Sprintf(" × %d threads", s.Threads)
+		}
+		prog.Printf("writing %s × %d iterations of %d phases (%d events) to %s", ranksOf, s.Iterations, len(s.Phases), n, *out)
 		start := time.Now()
 		sum, err := generate(*out, s)
 		if err != nil {

@@ -24,6 +24,9 @@ type Trace struct {
 	// --time-correct for the corrected analysis of a trace with clock
 	// violations (whose results are in expected-tc/).
 	Flags []string
+	// Threads: the trace has ranks with several threads (a hybrid
+	// MPI+OpenMP trace, from a traces-hybrid folder).
+	Threads bool
 	// expect is the folder of the expected results (default expected)
 	expect string
 }
@@ -54,6 +57,7 @@ func Root() string {
 }
 
 // SharedDir is ../shared/traces beside the repository, or "" when absent.
+// (../shared/traces-clc and ../shared/traces-hybrid sit beside it.)
 func SharedDir() string { return shared("traces") }
 
 func shared(name string) string {
@@ -64,10 +68,10 @@ func shared(name string) string {
 	return ""
 }
 
-// All lists the reference analyses: of the bundled traces (testdata/traces
-// and testdata/traces-clc) and, when ../shared is present, of the
-// third-party traces there that are not bundled (../shared/traces and
-// ../shared/traces-clc). A trace with clock-condition violations (in a
+// All lists the reference analyses: of the bundled traces (testdata/traces,
+// testdata/traces-clc and testdata/traces-hybrid) and, when ../shared is
+// present, of the third-party traces there that are not bundled
+// (../shared/traces, ../shared/traces-clc and ../shared/traces-hybrid). A trace with clock-condition violations (in a
 // traces-clc folder) is analyzed twice: as recorded (expected/) and
 // with --time-correct (expected-tc/, Name with "+tc").
 func All(t testing.TB) []Trace {
@@ -75,7 +79,7 @@ func All(t testing.TB) []Trace {
 	for _, tr := range Archives(t) {
 		out = append(out, tr)
 		if _, err := os.Stat(filepath.Join(tr.Dir, "expected-tc")); err == nil {
-			out = append(out, Trace{Name: tr.Name + "+tc", Dir: tr.Dir, Flags: []string{"--time-correct"}, expect: "expected-tc"})
+			out = append(out, Trace{Name: tr.Name + "+tc", Dir: tr.Dir, Flags: []string{"--time-correct"}, Threads: tr.Threads, expect: "expected-tc"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -88,21 +92,27 @@ func Archives(t testing.TB) []Trace {
 	var out []Trace
 	seen := map[string]bool{}
 	add := func(dir string) {
+		if dir == "" {
+			return
+		}
+		threads := filepath.Base(dir) == "traces-hybrid"
 		m, _ := filepath.Glob(filepath.Join(dir, "*", "traces.otf2"))
 		for _, a := range m {
 			d := filepath.Dir(a)
 			n := filepath.Base(d)
 			if !seen[n] {
 				seen[n] = true
-				out = append(out, Trace{Name: n, Dir: d})
+				out = append(out, Trace{Name: n, Dir: d, Threads: threads})
 			}
 		}
 	}
 	add(filepath.Join(Root(), "testdata", "traces"))
 	add(filepath.Join(Root(), "testdata", "traces-clc"))
+	add(filepath.Join(Root(), "testdata", "traces-hybrid"))
 	if s := SharedDir(); s != "" {
 		add(s)
 		add(shared("traces-clc"))
+		add(shared("traces-hybrid"))
 	} else {
 		t.Logf("../shared/traces is absent: third-party traces are skipped")
 	}

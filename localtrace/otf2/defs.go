@@ -83,6 +83,7 @@ const (
 	RoleFunction        = 1
 	RoleParallel        = 5
 	RoleCritical        = 12
+	RoleCriticalSblock  = 13
 	RoleAtomic          = 14
 	RoleBarrier         = 15
 	RoleImplicitBarrier = 16

@@ -16,7 +16,17 @@ const (
 	EvMpiRequestCancelled = 21
 	EvMpiCollectiveBegin  = 22
 	EvMpiCollectiveEnd    = 23
+	EvOmpFork             = 24
+	EvOmpJoin             = 25
+	EvOmpAcquireLock      = 26
+	EvOmpReleaseLock      = 27
 	EvMetric              = 31
+	EvThreadFork          = 53
+	EvThreadJoin          = 54
+	EvThreadTeamBegin     = 55
+	EvThreadTeamEnd       = 56
+	EvThreadAcquireLock   = 57
+	EvThreadReleaseLock   = 58
 	EvProgramBegin        = 83
 	EvProgramEnd          = 84
 	EvNbcRequest          = 85

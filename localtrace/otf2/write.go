@@ -54,6 +54,26 @@ func appendCompressed(b []byte, v, ones uint64) []byte {
 func appendU32c(b []byte, v uint32) []byte { return appendCompressed(b, uint64(v), math.MaxUint32) }
 func appendU64c(b []byte, v uint64) []byte { return appendCompressed(b, v, math.MaxUint64) }
 
+// appendI64c appends a compressed signed 64-bit integer as OTF2 writes it
+// (OTF2_Buffer_WriteInt64): a non-negative value like an unsigned one,
+// except that it is never the all-ones marker, and a negative value always
+// with its full 8 bytes (so -1 is 08 FF×8, not the single byte FF).
+func appendI64c(b []byte, v int64) []byte {
+	if v < 0 {
+		return binary.LittleEndian.AppendUint64(append(b, 8), uint64(v))
+	}
+	return appendU64c(b, uint64(v))
+}
+
+// appendI32c is appendI64c for 32-bit integers: a negative value takes
+// its full 4 bytes.
+func appendI32c(b []byte, v int32) []byte {
+	if v < 0 {
+		return binary.LittleEndian.AppendUint32(append(b, 4), uint32(v))
+	}
+	return appendU32c(b, uint32(v))
+}
+
 // appendU64f appends 8 raw little-endian bytes.
 func appendU64f(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
 

@@ -80,11 +80,12 @@ var defOrder = [...][]uint8{
 // given chunk size, in little-endian byte order, and returns the number of
 // records written (the anchor's NumGlobalDefs). The records come in
 // Score-P's order: ClockProperties first (if d.HasClock), then strings,
-// paradigms, the system tree (each node followed by its domains and
-// properties), location groups, locations, regions, groups, communicators
-// and so on; each raw record of d.Other goes where its type belongs, after
-// the decoded records of the same type. Every optional trailing field is
-// written, so reading the file back yields d again.
+// paradigms (each followed by its properties), the system tree (each node
+// followed by its domains and properties), location groups, locations,
+// regions, groups, communicators and so on; each raw record of d.Other
+// goes where its type belongs, after the decoded records of the same type.
+// Every optional trailing field is written, so reading the file back
+// yields d again.
 func EncodeGlobalDefs(w io.Writer, d *Defs, chunkSize uint64) (uint64, error) {
 	e, err := newDefEncoder(w, chunkSize)
 	if err != nil {
@@ -164,13 +165,7 @@ func (e *defEncoder) typed(d *Defs, t uint8, other map[uint8][]RawRecord) error 
 			}
 		}
 	case DefParadigm:
-		for _, p := range d.Paradigms {
-			if err = e.put(t, func(b []byte) ([]byte, error) {
-				return append(appendU32c(append(b, p.Paradigm), p.Name), p.Class), nil
-			}); err != nil {
-				return err
-			}
-		}
+		return e.paradigms(d, other)
 	case DefSystemTreeNode:
 		return e.systemTree(d, other)
 	case DefSystemTreeNodeDomain, DefCartTopology:
@@ -236,7 +231,7 @@ func (e *defEncoder) typedRest(d *Defs, t uint8) error {
 			if err = e.put(t, func(b []byte) ([]byte, error) {
 				b = appendU32c(appendU32c(appendU32c(b, m.Self), m.Name), m.Description)
 				b = append(b, m.MetricType, m.Mode, m.ValueType, m.Base)
-				return appendU32c(appendU64c(b, uint64(m.Exponent)), m.Unit), nil
+				return appendU32c(appendI64c(b, m.Exponent), m.Unit), nil
 			}); err != nil {
 				return err
 			}
@@ -327,6 +322,39 @@ func appendGroup(b []byte, g *Group) ([]byte, error) {
 		b = appendU64c(b, m)
 	}
 	return appendU32c(append(b, g.Type, g.Paradigm), g.Flags), nil
+}
+
+// paradigms writes the paradigms and their (raw) properties interleaved
+// as Score-P does: each paradigm followed by its properties. Properties
+// keep their slice order; a property waits until its paradigm is written,
+// so one of an undefined paradigm goes last, with those after it.
+func (e *defEncoder) paradigms(d *Defs, other map[uint8][]RawRecord) error {
+	props := other[DefParadigmProperty]
+	other[DefParadigmProperty] = nil
+	written := make(map[uint8]bool)
+	for i := 0; ; i++ {
+		all := i == len(d.Paradigms)
+		if !all {
+			p := d.Paradigms[i]
+			err := e.put(DefParadigm, func(b []byte) ([]byte, error) {
+				return append(appendU32c(append(b, p.Paradigm), p.Name), p.Class), nil
+			})
+			if err != nil {
+				return err
+			}
+			written[p.Paradigm] = true
+		}
+		// a property's payload starts with its paradigm (u8)
+		for len(props) > 0 && (all || len(props[0].Payload) > 0 && written[props[0].Payload[0]]) {
+			if err := e.raw(props[:1]); err != nil {
+				return err
+			}
+			props = props[1:]
+		}
+		if all {
+			return nil
+		}
+	}
 }
 
 func (e *defEncoder) domain(x SystemTreeNodeDomain) error {
@@ -436,7 +464,7 @@ func EncodeLocalDefs(w io.Writer, l *LocalDefs, chunkSize uint64) (uint64, error
 	}
 	for _, o := range l.ClockOffsets {
 		err := e.put(DefClockOffset, func(b []byte) ([]byte, error) {
-			return appendU64f(appendU64c(appendU64f(b, o.Time), uint64(o.Offset)), math.Float64bits(o.StdDev)), nil
+			return appendU64f(appendI64c(appendU64f(b, o.Time), o.Offset), math.Float64bits(o.StdDev)), nil
 		})
 		if err != nil {
 			return 0, err

@@ -268,8 +268,10 @@ func appendField(b []byte, fs FieldSpec, v uint64, ev *Event) ([]byte, error) {
 			return b, fmt.Errorf("%s %d does not fit 32 bits", fs.Name, v)
 		}
 		return appendU32c(b, uint32(v)), nil
-	case FU64, FI64:
+	case FU64:
 		return appendU64c(b, v), nil
+	case FI64:
+		return appendI64c(b, int64(v)), nil
 	case FTime:
 		return appendU64f(b, v), nil
 	case FArray32:
@@ -344,7 +346,11 @@ func appendAttrValue(b []byte, t uint8, v uint64) ([]byte, error) {
 		return binary.LittleEndian.AppendUint32(b, uint32(v)), nil
 	case 10:
 		return appendU64f(b, v), nil
-	case 0, 4, 8, 13:
+	case 7:
+		return appendI32c(b, int32(uint32(v))), nil
+	case 8:
+		return appendI64c(b, int64(v)), nil
+	case 0, 4, 13:
 		return appendU64c(b, v), nil
 	}
 	if max == math.MaxUint32 {
