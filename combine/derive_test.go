@@ -18,18 +18,11 @@ import (
 	"scout/unify"
 )
 
-// reportFromCSV builds the Report the analysis would make of a reference
-// trace from its expected result CSV: the archive's global definitions
-// and locations (with their ranks and threads), the global call tree the
-// analysis builds from the trace (callTree) and the values of the metrics
-// the analysis computes (patterns.Catalog).
-func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
+// openTrace opens the archive in dir and reads its global definitions
+// and the places of its locations.
+func openTrace(t *testing.T, dir string) (*otf2.Archive, *otf2.Defs, map[uint64]localtrace.Placement) {
 	t.Helper()
-	cells, err := tracetest.ReadCSV(tr.Expected("scout.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := otf2.Open(tr.Dir)
+	a, err := otf2.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +34,21 @@ func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, defs, pl
+}
+
+// reportFromCSV builds the Report the analysis would make of a reference
+// trace from its expected result CSV: the archive's global definitions
+// and locations (with their ranks and threads), the global call tree the
+// analysis builds from the trace (callTree) and the values of the metrics
+// the analysis computes (patterns.Catalog).
+func reportFromCSV(t *testing.T, tr tracetest.Trace) *Report {
+	t.Helper()
+	cells, err := tracetest.ReadCSV(tr.Expected("scout.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, defs, pl := openTrace(t, tr.Dir)
 	rep := New(defs, callTree(t, a, defs, pl), pl, patterns.Catalog)
 
 	index := map[string]int{} // call-path key → call path
@@ -468,18 +476,7 @@ func TestCallTreeOrder(t *testing.T) {
 			}
 			want := cube.PathKeys(parent, name)
 
-			a, err := otf2.Open(traceDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defs, err := a.ReadGlobalDefs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			pl, err := localtrace.Placements(defs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, defs, pl := openTrace(t, traceDir)
 			got := New(defs, callTree(t, a, defs, pl), pl, nil).callpathKeys()
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("call paths in id order (-reference +ours):\n%s", diff)

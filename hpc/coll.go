@@ -440,11 +440,7 @@ func (c *comm) Create(members []int) (Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, nc, rank := res.share(kCreate, c.rank)
-	if nc == nil {
-		return nil, nil
-	}
-	return &comm{w: c.w, me: c.me, info: nc, rank: rank}, nil
+	return c.made(res, kCreate), nil
 }
 
 // Split makes one communicator of the members of each color (MPI_Comm_split
@@ -455,9 +451,15 @@ func (c *comm) Split(color int) (Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, nc, rank := res.share(kSplit, c.rank)
+	return c.made(res, kSplit), nil
+}
+
+// made returns the caller's communicator of a Create or Split, nil for
+// none.
+func (c *comm) made(res *reply, kind collKind) Comm {
+	_, nc, rank := res.share(kind, c.rank)
 	if nc == nil {
-		return nil, nil
+		return nil
 	}
-	return &comm{w: c.w, me: c.me, info: nc, rank: rank}, nil
+	return &comm{w: c.w, me: c.me, info: nc, rank: rank}
 }

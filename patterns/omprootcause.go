@@ -179,25 +179,35 @@ func (o *ompRootCause) prevOmp(ev int) int {
 func (rc *rootCause) ompFork(c *replay.Ctx) error {
 	f := c.Index
 	if rc.withPath {
-		p := &rc.path
-		o := &rc.omp
-		o.one[0] = 0
-		if p.onCP {
-			if err := rc.updatePath(c, f); err != nil {
-				return err
-			}
-			p.onCP, o.one[0] = false, 1
-		}
-		any, err := c.TeamMax(o.one[:])
-		if err != nil {
+		// the master takes the path over
+		if err := rc.teamPath(c, f, c.Loc.Thread == 0); err != nil {
 			return err
-		}
-		if any[0] > 0 && c.Loc.Thread == 0 {
-			p.onCP, p.endEv = true, f
 		}
 	}
 	if rc.withDelay && c.Loc.Thread == 0 {
 		return rc.ompIdle(c, f)
+	}
+	return nil
+}
+
+// teamPath is the critical path's step at the team's synchpoint ev (a
+// fork or a barrier): a thread on the path adds its share since ev and
+// leaves it; if one did, the threads that take it (take) hold it from ev.
+func (rc *rootCause) teamPath(c *replay.Ctx, ev int, take bool) error {
+	p, o := &rc.path, &rc.omp
+	o.one[0] = 0
+	if p.onCP {
+		if err := rc.updatePath(c, ev); err != nil {
+			return err
+		}
+		p.onCP, o.one[0] = false, 1
+	}
+	any, err := c.TeamMax(o.one[:])
+	if err != nil {
+		return err
+	}
+	if any[0] > 0 && take {
+		p.onCP, p.endEv = true, ev
 	}
 	return nil
 }
@@ -246,20 +256,9 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 	b := c.Index
 	o := &rc.omp
 	if rc.withPath {
-		p := &rc.path
-		o.one[0] = 0
-		if p.onCP {
-			if err := rc.updatePath(c, b); err != nil {
-				return err
-			}
-			p.onCP, o.one[0] = false, 1
-		}
-		any, err := c.TeamMax(o.one[:])
-		if err != nil {
+		// the threads that did not wait take the path over
+		if err := rc.teamPath(c, b, !(rc.sp.waitOf(b) > 0)); err != nil {
 			return err
-		}
-		if any[0] > 0 && !(rc.sp.waitOf(b) > 0) {
-			p.onCP, p.endEv = true, b
 		}
 	}
 	if !rc.withDelay {

@@ -50,26 +50,41 @@ var memScenario = Scenario{Locations: 4, Workers: 2, Phases: []Phase{
 // memory: events are streamed through fixed chunk buffers.
 func TestConstantMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes about 60 MB")
+		t.Skip("writes about 100 MB")
 	}
-	var peaks [2]uint64
-	var events [2]uint64
-	for i, iters := range []int{20_000, 200_000} {
-		sc := memScenario
-		sc.Iterations = iters
-		dir := t.TempDir()
-		peaks[i] = peakHeap(func() {
-			sum, err := Generate(dir, sc)
-			if err != nil {
-				t.Fatal(err)
+	hybrid := Scenario{Locations: 2, Threads: 4, Workers: 2, Phases: []Phase{
+		{Kind: OmpBarrier, Work: time.Millisecond, Imbalance: time.Millisecond, Lag: time.Microsecond},
+		{Kind: OmpLock, Work: time.Millisecond},
+		{Kind: Allreduce, Work: time.Millisecond, Imbalance: time.Microsecond},
+	}}
+	for _, tc := range []struct {
+		name         string
+		sc           Scenario
+		small, large int // iterations
+	}{
+		{"ranks", memScenario, 20_000, 200_000},
+		{"threads", hybrid, 3_000, 30_000}, // the threads' events stream like the ranks'
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var peaks, events [2]uint64
+			for i, iters := range []int{tc.small, tc.large} {
+				sc := tc.sc
+				sc.Iterations = iters
+				dir := t.TempDir()
+				peaks[i] = peakHeap(func() {
+					sum, err := Generate(dir, sc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					events[i] = sum.TotalEvents()
+				})
 			}
-			events[i] = sum.TotalEvents()
+			t.Logf("peak heap: %d events: %d KiB; %d events: %d KiB", events[0], peaks[0]>>10, events[1], peaks[1]>>10)
+			if limit := 2*peaks[0] + 4<<20; peaks[1] > limit {
+				t.Errorf("peak heap grew from %d KiB (%d events) to %d KiB (%d events); want constant memory",
+					peaks[0]>>10, events[0], peaks[1]>>10, events[1])
+			}
 		})
-	}
-	t.Logf("peak heap: %d events: %d KiB; %d events: %d KiB", events[0], peaks[0]>>10, events[1], peaks[1]>>10)
-	if limit := 2*peaks[0] + 4<<20; peaks[1] > limit {
-		t.Errorf("peak heap grew from %d KiB (%d events) to %d KiB (%d events); want constant memory",
-			peaks[0]>>10, events[0], peaks[1]>>10, events[1])
 	}
 }
 

@@ -27,17 +27,10 @@ var hybrid = Scenario{Locations: 3, Threads: 3, Iterations: 3, Seed: 4, Phases: 
 	{Kind: OmpLock, Work: ms / 5, Imbalance: ms / 10, Delay: ms},
 }}
 
-// TestThreadsArchive checks the locations, event counts and thread
-// records of a hybrid archive: every rank's location group holds its
-// threads (ids thread<<32 | rank), the workers have events only inside
-// the teams, the master forks and joins as often as every thread
-// begins and ends a team.
-func TestThreadsArchive(t *testing.T) {
-	dir := t.TempDir()
-	sum, err := Generate(dir, hybrid)
-	if err != nil {
-		t.Fatal(err)
-	}
+// openArchive opens the archive in dir and reads its global definitions
+// and the places of its locations.
+func openArchive(t *testing.T, dir string) (*otf2.Archive, *otf2.Defs, map[uint64]localtrace.Placement) {
+	t.Helper()
 	a, err := otf2.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +43,21 @@ func TestThreadsArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, defs, pl
+}
+
+// TestThreadsArchive checks the locations, event counts and thread
+// records of a hybrid archive: every rank's location group holds its
+// threads (ids thread<<32 | rank), the workers have events only inside
+// the teams, the master forks and joins as often as every thread
+// begins and ends a team.
+func TestThreadsArchive(t *testing.T) {
+	dir := t.TempDir()
+	sum, err := Generate(dir, hybrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, defs, pl := openArchive(t, dir)
 	if n := hybrid.Locations * hybrid.Threads; len(defs.Locations) != n || len(sum.Events) != n {
 		t.Fatalf("%d locations, summary %d; want %d", len(defs.Locations), len(sum.Events), n)
 	}
@@ -170,17 +178,7 @@ func TestThreadsLocalDefs(t *testing.T) {
 	if _, err := unify.Definitions(dir); err != nil {
 		t.Fatal(err)
 	}
-	if a, err = otf2.Open(dir); err != nil {
-		t.Fatal(err)
-	}
-	defs, err := a.ReadGlobalDefs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := localtrace.Placements(defs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, pl := openArchive(t, dir)
 	for i := range sum.Events {
 		loc := sum.Location(i)
 		if want := (localtrace.Placement{Rank: i / sc.Threads, Thread: i % sc.Threads}); pl[loc] != want {
@@ -248,35 +246,6 @@ func TestBadThreadScenarios(t *testing.T) {
 	sc, err := ParseScenario(strings.NewReader("ranks 2\nthreads 4\nphase omp_critical\n"), "x")
 	if err != nil || sc.Threads != 4 || sc.Phases[0].Kind != OmpCritical {
 		t.Errorf("ParseScenario: %+v, %v", sc, err)
-	}
-}
-
-// TestThreadsConstantMemory: a hybrid trace of 10× more events needs no
-// more memory: the threads' events are streamed like the ranks'.
-func TestThreadsConstantMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes about 40 MB")
-	}
-	sc := Scenario{Locations: 2, Threads: 4, Workers: 2, Phases: []Phase{
-		{Kind: OmpBarrier, Work: ms, Imbalance: ms, Lag: time.Microsecond}, {Kind: OmpLock, Work: ms},
-		{Kind: Allreduce, Work: ms, Imbalance: time.Microsecond},
-	}}
-	var peaks, events [2]uint64
-	for i, iters := range []int{3_000, 30_000} {
-		sc.Iterations = iters
-		dir := t.TempDir()
-		peaks[i] = peakHeap(func() {
-			sum, err := Generate(dir, sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			events[i] = sum.TotalEvents()
-		})
-	}
-	t.Logf("peak heap: %d events: %d KiB; %d events: %d KiB", events[0], peaks[0]>>10, events[1], peaks[1]>>10)
-	if limit := 2*peaks[0] + 4<<20; peaks[1] > limit {
-		t.Errorf("peak heap grew from %d KiB (%d events) to %d KiB (%d events); want constant memory",
-			peaks[0]>>10, events[0], peaks[1]>>10, events[1])
 	}
 }
 
