@@ -148,6 +148,8 @@ type located struct {
 	correction *patterns.Correction
 	// locks are the lock releases of the rank's threads
 	locks *replay.LockTable
+	// tasks counts the location's OpenMP task events (not analyzed)
+	tasks uint64
 }
 
 // load reads location loc, whose trace is kept for the replay, which
@@ -157,7 +159,12 @@ func (s *session) load(loc uint64) (*located, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &located{loc: loc, rank: s.pl[loc].Rank, thread: s.pl[loc].Thread, trace: t, callpaths: t.Callpaths, events: len(t.Events)}, nil
+	l := &located{loc: loc, rank: s.pl[loc].Rank, thread: s.pl[loc].Thread, trace: t, callpaths: t.Callpaths, events: len(t.Events)}
+	for _, typ := range []uint8{otf2.EvOmpTaskCreate, otf2.EvOmpTaskSwitch, otf2.EvOmpTaskComplete,
+		otf2.EvThreadTaskCreate, otf2.EvThreadTaskSwitch, otf2.EvThreadTaskComplete} {
+		l.tasks += t.Skipped[typ]
+	}
+	return l, nil
 }
 
 // teams returns the loaded locations ls (all threads of their ranks) in
@@ -467,13 +474,14 @@ type result struct {
 	CCV        replay.Violations
 	Instances  []patterns.Instance
 	StatBounds []float64
+	Tasks      uint64
 	Correction *patterns.Correction
 }
 
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
 	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Correction: l.correction}
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction}
 }
 
 // add adds one location's contribution to rep.
@@ -489,6 +497,7 @@ func add(rep *combine.Report, r result) error {
 		rep.StatBounds[i] = max(rep.StatBounds[i], b)
 	}
 	rep.Events += r.Events
+	rep.OmpTasks += r.Tasks
 	rep.CCV.P2P += r.CCV.P2P
 	rep.CCV.Coll += r.CCV.Coll
 	if r.Correction != nil {
@@ -520,8 +529,12 @@ func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
 	return res, l.instances
 }
 
-// warnCCV reports clock-condition violations, if any.
+// warnCCV reports clock-condition violations, if any, and the OpenMP
+// tasks the analysis leaves alone.
 func (s *session) warnCCV(rep *combine.Report) {
+	if rep.OmpTasks > 0 {
+		s.log.Warnf("the trace has %d OpenMP task events, which scout does not analyze: the waits at barriers where tasks ran, their delay costs and the critical path through them are inaccurate", rep.OmpTasks)
+	}
 	if n := rep.CCV.P2P + rep.CCV.Coll; n > 0 {
 		hint := " (correct the timestamps first with --time-correct)"
 		if s.plan.TimeCorrect {

@@ -42,6 +42,9 @@ type Report struct {
 	Results    []Result          // one per location, sorted by rank and thread (Sort)
 	Events     int               // number of trace events analysed
 	CCV        replay.Violations // clock-condition violations found
+	// OmpTasks counts the OpenMP task events of the trace, which the
+	// analysis does not analyze.
+	OmpTasks uint64
 	// Correction is what the timestamp correction did before the
 	// analysis; nil without one.
 	Correction *patterns.Correction

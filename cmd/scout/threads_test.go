@@ -89,3 +89,34 @@ func TestTimeCorrectThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestOmpTasksWarned: OpenMP task events, which scout does not analyze,
+// are counted and named in a warning.
+func TestOmpTasksWarned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	copyDir(t, filepath.Join("..", "..", "testdata", "traces-hybrid", "omp_barrier_imbalance_np2t2"), dir)
+	n := 0
+	rewriteEvents(t, dir, 1<<32, func(ev *otf2.Event, w *otf2.EventWriter) error {
+		if err := w.Write(ev); err != nil {
+			return err
+		}
+		if ev.Type == otf2.EvThreadTeamBegin && n < 2 { // a task created and completed in the first two teams
+			n++
+			for _, typ := range []uint8{otf2.EvThreadTaskCreate, otf2.EvThreadTaskComplete} {
+				task := otf2.Event{Type: typ, Time: ev.Time}
+				task.Args[0], task.Args[1], task.Args[2] = ev.Args[0], 1, uint64(n)
+				if err := w.Write(&task); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	var stderr bytes.Buffer
+	if err := run([]string{"-o", t.TempDir(), dir}, io.Discard, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if want := "the trace has 4 OpenMP task events, which scout does not analyze"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+}

@@ -20,6 +20,9 @@ const (
 	EvOmpJoin             = 25
 	EvOmpAcquireLock      = 26
 	EvOmpReleaseLock      = 27
+	EvOmpTaskCreate       = 28
+	EvOmpTaskSwitch       = 29
+	EvOmpTaskComplete     = 30
 	EvMetric              = 31
 	EvThreadFork          = 53
 	EvThreadJoin          = 54
@@ -27,6 +30,9 @@ const (
 	EvThreadTeamEnd       = 56
 	EvThreadAcquireLock   = 57
 	EvThreadReleaseLock   = 58
+	EvThreadTaskCreate    = 59
+	EvThreadTaskSwitch    = 60
+	EvThreadTaskComplete  = 61
 	EvProgramBegin        = 83
 	EvProgramEnd          = 84
 	EvNbcRequest          = 85
