@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -60,9 +61,19 @@ func (c *Ctx) TeamMax(v []float64) ([]float64, error) {
 	}
 	out, err := c.Loc.Team.AllreduceFloats(hpc.Max, v)
 	if err != nil {
-		return nil, fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
+		return nil, c.teamErr(err)
 	}
 	return out, nil
+}
+
+// teamErr explains an error of a team collective: when the threads called
+// different ones, their traces do not match.
+func (c *Ctx) teamErr(err error) error {
+	if errors.Is(err, hpc.ErrMismatch) {
+		return fmt.Errorf("replay: thread %d of rank %d: the rank's threads reached different OpenMP synchronisations here (a barrier, a parallel region): their traces do not match: %w",
+			c.Loc.Thread, c.Loc.Rank, err)
+	}
+	return fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
 }
 
 // TeamMaxLoc returns the element-wise MaxLoc of the threads' v over the
@@ -74,7 +85,7 @@ func (c *Ctx) TeamMaxLoc(v []TimeRank) ([]TimeRank, error) {
 	}
 	out, err := c.Loc.Team.Allreduce(hpc.MaxLoc, v)
 	if err != nil {
-		return nil, fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
+		return nil, c.teamErr(err)
 	}
 	return out, nil
 }
@@ -84,7 +95,7 @@ func (c *Ctx) TeamMaxLoc(v []TimeRank) ([]TimeRank, error) {
 func (c *Ctx) TeamGatherFields(root int) (int, error) {
 	n, err := c.gatherFields(c.Loc.Team, root)
 	if err != nil {
-		return 0, fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
+		return 0, c.teamErr(err)
 	}
 	return n, nil
 }
@@ -108,7 +119,7 @@ func (c *Ctx) AllLocationsSum(v []float64) ([]float64, error) {
 	}
 	team, err := c.Loc.Team.AllreduceFloats(hpc.Sum, v)
 	if err != nil {
-		return nil, fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
+		return nil, c.teamErr(err)
 	}
 	// the masters sum over the ranks, then hand the result to their threads
 	var mine []float64
@@ -119,7 +130,7 @@ func (c *Ctx) AllLocationsSum(v []float64) ([]float64, error) {
 	}
 	out, err := c.Loc.Team.Bcast(0, encodeFloats(mine))
 	if err != nil {
-		return nil, fmt.Errorf("replay: thread team of rank %d: %w", c.Loc.Rank, err)
+		return nil, c.teamErr(err)
 	}
 	return decodeFloats(out, len(v))
 }

@@ -12,13 +12,15 @@ import (
 )
 
 // TestThreadTeamErrors checks the traces with threads scout cannot
-// analyze: a thread that calls MPI, and teams of varying sizes. The
-// analysis stops with an error naming the thread and writes no report.
+// analyze: a thread that calls MPI, teams of varying sizes, threads whose
+// barriers do not match. The analysis stops with an error naming the
+// thread and writes no report.
 func TestThreadTeamErrors(t *testing.T) {
 	src := filepath.Join("..", "..", "testdata", "traces-hybrid", "omp_barrier_imbalance_np2t2")
 	const (
 		worker   = 1 << 32 // thread 1 of rank 0 (thread<<32 | rank)
 		parallel = 243     // "!$omp parallel @ompsuite.c:53"
+		ompBar   = 245     // "!$omp barrier @ompsuite.c:56"
 		work     = 6       // "work"
 		barrier  = 19      // "MPI_Barrier"
 	)
@@ -52,6 +54,7 @@ func TestThreadTeamErrors(t *testing.T) {
 	}{
 		{"thread calls MPI", retag(work, barrier), "rank 0: thread 1 (location 4294967296) calls MPI"},
 		{"varying team", retag(parallel, work), "rank 0: thread 1 (location 4294967296) takes part in 2 OpenMP parallel regions, the master thread in 3: teams of varying sizes are not supported"},
+		{"barriers differ", retag(ompBar, work), "thread 1 of rank 0: the rank's threads reached different OpenMP synchronisations here"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
