@@ -354,7 +354,11 @@ func writeSummary(w io.Writer, s Summary, nloc, top int) error {
 			}
 			out = append(out, fmt.Sprintf("%s %s", rankName(rv.Rank), percent(100*rv.Value/total)))
 		}
-		fmt.Fprintf(&b, "          ranks: %s\n", strings.Join(out, ", "))
+		fmt.Fprintf(&b, "          ranks: %s", strings.Join(out, ", "))
+		if nloc > manyRanks {
+			b.WriteString("; " + spread(rs, nloc))
+		}
+		b.WriteByte('\n')
 	}
 	if len(s.WaitStates) == 0 {
 		b.WriteString("No wait states found.\n")
@@ -430,6 +434,42 @@ func WriteCorrection(w io.Writer, c *patterns.Correction, remaining int) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// manyRanks is the number of locations beyond which the summary gives
+// the distribution of a value over the locations, not only the largest.
+const manyRanks = 8
+
+// spread describes how values rs (the positive ones, largest first) are
+// spread over n locations (the others have none): the median and the
+// largest value per location, and how many locations are above the mean.
+func spread(rs []RankValue, n int) string {
+	if len(rs) == 0 || n == 0 {
+		return ""
+	}
+	sum := 0.0
+	for _, rv := range rs {
+		sum += rv.Value
+	}
+	mean := sum / float64(n)
+	above := 0
+	for _, rv := range rs {
+		if rv.Value > mean {
+			above++
+		}
+	}
+	// rs is sorted largest first; the locations without a value are 0
+	at := func(k int) float64 { // the k-th smallest of the n values
+		if i := n - 1 - k; i < len(rs) {
+			return rs[i].Value
+		}
+		return 0
+	}
+	median := at(n / 2)
+	if n%2 == 0 {
+		median = (at(n/2-1) + at(n/2)) / 2
+	}
+	return fmt.Sprintf("over %d locations: median %.3g s, max %.3g s, %d above the mean (%.3g s)", n, median, rs[0].Value, above, mean)
 }
 
 // rankName names a location by its label ("r", or "r.t" for thread t of

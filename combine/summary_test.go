@@ -2,6 +2,7 @@ package combine
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,6 +94,46 @@ func TestSummaryThreads(t *testing.T) {
 	}
 	want := "          ranks: rank 0 thread 1 75%, rank 0 25%"
 	if !strings.Contains(b.String(), want+"\n") {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestSpread checks the distribution line of a value over many
+// locations: locations without a value count as 0.
+func TestSpread(t *testing.T) {
+	tests := []struct {
+		name string
+		rs   []RankValue
+		n    int
+		want string
+	}{
+		{"all have a value", []RankValue{{"3", 4}, {"2", 3}, {"1", 2}, {"0", 1}}, 4,
+			"over 4 locations: median 2.5 s, max 4 s, 2 above the mean (2.5 s)"},
+		{"most have none", []RankValue{{"7", 9}, {"3", 1}}, 10,
+			"over 10 locations: median 0 s, max 9 s, 1 above the mean (1 s)"},
+		{"odd count", []RankValue{{"1", 5}, {"2", 1}, {"0", 1}}, 3,
+			"over 3 locations: median 1 s, max 5 s, 1 above the mean (2.33 s)"},
+		{"none", nil, 5, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := spread(tc.rs, tc.n); got != tc.want {
+				t.Errorf("spread = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// in the summary: over manyRanks locations, after the largest ones
+	var cells []Cell
+	for r := range 12 {
+		cells = append(cells, Cell{Metric: "time", Callpath: "main", Rank: strconv.Itoa(r), Value: 10},
+			Cell{Metric: "mpi_latesender", Callpath: "main/MPI_Recv", Rank: strconv.Itoa(r), Value: float64(r)})
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, cells, patterns.Catalog, 12, 5); err != nil {
+		t.Fatal(err)
+	}
+	want := "          ranks: rank 11 17%, rank 10 15%, rank 9 14%; over 12 locations: median 5.5 s, max 11 s, 6 above the mean (5.5 s)\n"
+	if !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 }
