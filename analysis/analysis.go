@@ -150,6 +150,9 @@ type located struct {
 	locks *replay.LockTable
 	// tasks counts the location's OpenMP task events (not analyzed)
 	tasks uint64
+	// comm is the point-to-point traffic the location sent (nil when
+	// the pattern table has no communication matrix, and on threads)
+	comm *combine.CommStats
 }
 
 // load reads location loc, whose trace is kept for the replay, which
@@ -323,7 +326,21 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 		}
 	}
 	l.correction, l.ccv, l.instances, l.statBounds, l.trace = corr, loc.CCV, stats.Instances, stats.Bounds, nil
+	if cc := patterns.CommCountsOf(bus); cc != nil {
+		l.comm = commStats(l.rank, cc)
+	}
 	return nil
+}
+
+// commStats returns the traffic counted by the communication-matrix
+// pattern on world rank rank's location, as the report holds it.
+func commStats(rank int, cc *patterns.CommCounts) *combine.CommStats {
+	peers := cc.Peers()
+	c := &combine.CommStats{Pairs: make([]combine.CommPair, len(peers)), Sizes: cc.Sizes()}
+	for i, p := range peers {
+		c.Pairs[i] = combine.CommPair{From: int32(rank), To: p.To, Messages: p.Messages, Bytes: p.Bytes, Syncs: p.Syncs}
+	}
+	return c
 }
 
 // Run analyzes the trace in this process: it loads every location, unifies
@@ -476,12 +493,15 @@ type result struct {
 	StatBounds []float64
 	Tasks      uint64
 	Correction *patterns.Correction
+	// Comm is the location's point-to-point traffic (nil without the
+	// communication matrix)
+	Comm *combine.CommStats
 }
 
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
 	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction}
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction, Comm: l.comm}
 }
 
 // add adds one location's contribution to rep.
@@ -505,6 +525,12 @@ func add(rep *combine.Report, r result) error {
 			rep.Correction = &patterns.Correction{}
 		}
 		rep.Correction.Add(*r.Correction)
+	}
+	if r.Comm != nil {
+		if rep.Comm == nil {
+			rep.Comm = &combine.CommStats{}
+		}
+		rep.Comm.Add(r.Comm)
 	}
 	return nil
 }

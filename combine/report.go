@@ -45,6 +45,10 @@ type Report struct {
 	// OmpTasks counts the OpenMP task events of the trace, which the
 	// analysis does not analyze.
 	OmpTasks uint64
+	// Comm is the point-to-point traffic (communication matrix, message
+	// sizes); nil when the report does not have it (one read from a
+	// CUBE file).
+	Comm *CommStats
 	// Correction is what the timestamp correction did before the
 	// analysis; nil without one.
 	Correction *patterns.Correction

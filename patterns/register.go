@@ -43,6 +43,7 @@ const (
 // before they are published). Time and visits come from the profile.
 var Patterns = []Pattern{
 	{"message statistics", []replay.Metric{SyncsSend, CommsSend, BytesSent, SyncsRecv, CommsRecv, BytesRcvd}, registerP2PStats, 0, false},
+	{"communication matrix", nil, registerCommStats, 0, false},
 	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender, 0, false},
 	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder, 0, false},
 	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats, 0, false},
