@@ -15,6 +15,7 @@ import (
 	"scout/analysis"
 
 	"scout/combine"
+	"scout/cube"
 	"scout/localtrace/otf2"
 	"scout/patterns"
 )
@@ -36,7 +37,9 @@ func exitCode(err error) int {
 
 const analysisLong = `Analyzes the OTF2 trace TRACE (the anchor file traces.otf2 or the
 directory holding it) of an MPI program for wait states, and writes the
-report scout.cubex and the statistics trace.stat.
+report scout.cubex, the statistics trace.stat and the HTML report
+scout.html (one self-contained page that any browser opens from disk;
+--no-html leaves it out).
 
 Besides the wait states, the analysis finds by default their root causes
 (delay costs: which call paths on which ranks made others wait, directly
@@ -68,13 +71,15 @@ type options struct {
 	timeCorrect bool
 	// verbose prints details (the correction's statistics)
 	verbose bool
+	// noHTML leaves out the HTML report
+	noHTML bool
 }
 
 // analysisCmd declares the flags of the analysis on fs and returns what
 // it runs.
 func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	var o options
-	fs.StringVarP(&o.outDir, "output", "o", "", "write the report (scout.cubex) and statistics (trace.stat) into `DIR` (default: the trace's directory)")
+	fs.StringVarP(&o.outDir, "output", "o", "", "write the report (scout.cubex), statistics (trace.stat) and HTML report (scout.html) into `DIR` (default: the trace's directory)")
 	fs.StringVar(&o.csv, "csv", "", "write every non-zero metric value as CSV (metric,callpath,rank,value) to `FILE` (- for stdout)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress messages")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "load and analyze at most `N` locations at once (default: number of CPUs)")
@@ -86,6 +91,7 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	fs.BoolVar(&o.timeCorrect, "time-correct", false, "correct the timestamps (controlled logical clock) before the analysis, so that no message is received before it was sent")
 	noTC := fs.Bool("no-time-correct", false, "analyze the timestamps as recorded (the default)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print details: the statistics of the timestamp correction")
+	fs.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report scout.html")
 	return func(e *cmdEnv, args []string) error {
 		if len(args) != 1 {
 			e.usage()
@@ -130,7 +136,7 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	prog := newProgress(stderr, o.quiet)
 	// The outputs are checked before the analysis: a destination that
 	// cannot be written, or that is one of the trace's files, fails now.
-	outs, report, stat, err := analysisOutputs(o)
+	outs, files, err := analysisOutputs(o)
 	if err != nil {
 		return err
 	}
@@ -152,7 +158,7 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAnalysis(outs, rep, report, stat, o.csv, stdout); err != nil {
+	if err := writeAnalysis(outs, rep, files, stdout); err != nil {
 		return err
 	}
 	if !o.quiet {
@@ -161,56 +167,86 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	if o.verbose {
 		rep.WriteCorrection(stderr)
 	}
-	prog.Printf("wrote %s and %s", report, stat)
+	if files.html != "" {
+		prog.Printf("wrote %s, %s and %s", files.report, files.stat, files.html)
+	} else {
+		prog.Printf("wrote %s and %s", files.report, files.stat)
+	}
 	if o.csv != "" && o.csv != "-" {
 		prog.Printf("wrote %s", o.csv)
 	}
 	return nil
 }
 
+// analysisFiles are the outputs of an analysis.
+type analysisFiles struct {
+	report, stat string // scout.cubex and trace.stat
+	html         string // scout.html ("": not written)
+	csv          string // the CSV ("": none, "-": standard output)
+	trace        string // the trace, as the page names it
+}
+
 // analysisOutputs declares and checks the outputs of an analysis: the
-// report and the statistics in the output directory (made if missing),
-// and the CSV if asked for; the trace's files are inputs.
-func analysisOutputs(o options) (s *outputSet, report, stat string, err error) {
+// report, the statistics and the HTML report in the output directory
+// (made if missing), and the CSV if asked for; the trace's files are
+// inputs.
+func analysisOutputs(o options) (*outputSet, analysisFiles, error) {
 	dir := o.outDir
 	if dir == "" {
 		dir = traceDir(o.trace)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", "", fmt.Errorf("creating output directory: %w", err)
+		return nil, analysisFiles{}, fmt.Errorf("creating output directory: %w", err)
 	}
-	s = &outputSet{}
+	s := &outputSet{}
 	if a, err := otf2.Open(o.trace); err == nil { // else the analysis says why
 		s.input(a.AnchorPath(), a.GlobalDefPath())
 		s.inputDir(filepath.Join(a.Dir, a.Name))
 	}
-	report, stat = filepath.Join(dir, "scout.cubex"), filepath.Join(dir, "trace.stat")
-	for _, p := range []string{report, stat, o.csv} {
+	f := analysisFiles{report: filepath.Join(dir, "scout.cubex"), stat: filepath.Join(dir, "trace.stat"), csv: o.csv, trace: o.trace}
+	if !o.noHTML {
+		f.html = filepath.Join(dir, "scout.html")
+	}
+	for _, p := range []string{f.report, f.stat, f.html, f.csv} {
 		if p == "" {
 			continue
 		}
 		if err := s.add(p); err != nil {
-			return nil, "", "", usageError{err.Error() + " (choose another with -o or --csv)"}
+			return nil, analysisFiles{}, usageError{err.Error() + " (choose another with -o or --csv)"}
 		}
 	}
-	return s, report, stat, nil
+	return s, f, nil
 }
 
 // writeAnalysis writes the outputs of an analysis, all or none.
-func writeAnalysis(s *outputSet, rep *combine.Report, report, stat, csv string, stdout io.Writer) error {
+func writeAnalysis(s *outputSet, rep *combine.Report, f analysisFiles, stdout io.Writer) error {
 	return s.writeAll(func() error {
-		cr, err := rep.Cube()
+		var (
+			cr   *cube.Report
+			page *combine.HTML
+			err  error
+		)
+		if f.html != "" {
+			cr, page, err = rep.CubeAndHTML(combine.HTMLOptions{Title: f.trace, Source: "analysis of the trace"})
+		} else {
+			cr, err = rep.Cube()
+		}
 		if err != nil {
 			return fmt.Errorf("building the report: %w", err)
 		}
-		if err := s.writeCube(report, cr); err != nil {
+		if err := s.writeCube(f.report, cr); err != nil {
 			return fmt.Errorf("writing the report: %w (choose another directory with -o)", err)
 		}
-		if err := s.write(stat, stdout, rep.WriteStats); err != nil {
+		if err := s.write(f.stat, stdout, rep.WriteStats); err != nil {
 			return fmt.Errorf("writing statistics: %w (choose another directory with -o)", err)
 		}
-		if csv != "" {
-			if err := s.write(csv, stdout, rep.WriteCSV); err != nil {
+		if page != nil {
+			if err := s.write(f.html, stdout, page.Write); err != nil {
+				return fmt.Errorf("writing the HTML report: %w (choose another directory with -o, or --no-html)", err)
+			}
+		}
+		if f.csv != "" {
+			if err := s.write(f.csv, stdout, rep.WriteCSV); err != nil {
 				return fmt.Errorf("writing CSV: %w", err)
 			}
 		}

@@ -46,8 +46,8 @@ func TestInterrupted(t *testing.T) {
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
-			if len(files) != 3 {
-				t.Errorf("after %v: completed run wrote %d files, want 3", delay*time.Millisecond, len(files))
+			if len(files) != 4 { // scout.cubex, trace.stat, scout.html, all.csv
+				t.Errorf("after %v: completed run wrote %d files, want 4", delay*time.Millisecond, len(files))
 			}
 		case errors.As(err, &ee) && ee.ExitCode() == 128+int(syscall.SIGTERM):
 			stopped++

@@ -139,7 +139,7 @@ func TestInterruptedKeepsEarlierResults(t *testing.T) {
 		return dir
 	}
 	old, cur := gen("old", "4"), gen("new", "6")
-	names := []string{"scout.cubex", "trace.stat", "all.csv"}
+	names := []string{"scout.cubex", "trace.stat", "scout.html", "all.csv"}
 	results := func(trace string) map[string][]byte {
 		out := filepath.Join(tmp, "ref-"+filepath.Base(trace))
 		if err := exec.Command(bin, "-q", "-o", out, "--csv", filepath.Join(out, "all.csv"), trace).Run(); err != nil {
@@ -289,7 +289,7 @@ func TestFileSizeLimit(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(dir, "all.csv")); !bytes.Equal(before, after) {
 		t.Error("the earlier CSV changed")
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
-		t.Errorf("%d files in the output directory, want the earlier 3", len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d files in the output directory, want the earlier 4", len(ents))
 	}
 }

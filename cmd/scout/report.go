@@ -16,13 +16,16 @@ affected ranks; when the report has them, the top root causes (the call
 paths whose delay made others wait, short- and long-term, and on which
 ranks) and the critical path (its length, the call paths that dominate
 it, the imbalance impact). With --csv it writes every value of the
-report in the canonical form metric,callpath,rank,value.
+report in the canonical form metric,callpath,rank,value; with --html the
+HTML report of it (as scout.html: one self-contained page with the
+summary, the metric and call trees and the values per location).
 `
 
 // reportCmd declares the flags of "scout report" on fs and returns what the
 // command runs.
 func reportCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	csvOut := fs.String("csv", "", "write every non-zero value as CSV to `FILE` (- for stdout)")
+	htmlOut := fs.String("html", "", "write the HTML report to `FILE` (- for stdout)")
 	top := fs.IntP("top", "n", 5, "show the `N` largest wait states, root causes and critical-path call paths (0: only the total time)")
 	return func(e *cmdEnv, args []string) error {
 		stdout := e.stdout
@@ -40,16 +43,38 @@ func reportCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 				return usageError{"--csv: " + err.Error()}
 			}
 		}
+		if *htmlOut != "" {
+			if *htmlOut == "-" && *csvOut == "-" {
+				return usageError{"--csv and --html cannot both write to standard output"}
+			}
+			if err := outs.add(*htmlOut); err != nil {
+				return usageError{"--html: " + err.Error()}
+			}
+		}
 		rep, err := cube.ReadFile(args[0])
 		if err != nil {
 			return err
 		}
 		cells := rep.Cells()
-		if *csvOut != "" {
-			if err := outs.writeAll(func() error { return outs.write(*csvOut, stdout, rep.CSV) }); err != nil {
-				return fmt.Errorf("writing CSV: %w", err)
+		if *csvOut != "" || *htmlOut != "" {
+			err := outs.writeAll(func() error {
+				if *csvOut != "" {
+					if err := outs.write(*csvOut, stdout, rep.CSV); err != nil {
+						return fmt.Errorf("writing CSV: %w", err)
+					}
+				}
+				if *htmlOut != "" {
+					page := combine.CubeHTML(rep, combine.HTMLOptions{Title: args[0], Source: "CUBE report"})
+					if err := outs.write(*htmlOut, stdout, page.Write); err != nil {
+						return fmt.Errorf("writing the HTML report: %w", err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			if *csvOut == "-" {
+			if *csvOut == "-" || *htmlOut == "-" {
 				return nil
 			}
 		}

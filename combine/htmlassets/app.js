@@ -1,0 +1,675 @@
+/* scout.html: the explorer and the charts of a scout report.
+ *
+ * The data is the JSON in #scout-data (combine/html.go writes it):
+ * the call tree in preorder, the metric tree with each metric's
+ * call-path exclusive sums over all locations, and per-location rows
+ * of metric × call path. Values are metric inclusive (a metric's value
+ * contains its sub-metrics') and call-path exclusive, as in the CUBE
+ * report and the CSV; inclusive values and a metric's own part are
+ * computed here. Arrays of numbers are base64 of little-endian doubles
+ * (or 32-bit unsigned integers).
+ */
+(function () {
+  'use strict';
+
+  const $ = (id) => document.getElementById(id);
+  const D = JSON.parse($('scout-data').textContent);
+  const C = D.callpaths.parent.length;
+  const L = D.locations.length;
+  const M = D.metrics.length;
+
+  // --- decoding -------------------------------------------------------
+  function bytes(s) {
+    const bin = atob(s);
+    const u = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+    return new DataView(u.buffer);
+  }
+  function f64s(s) {
+    if (!s) return new Float64Array(0);
+    const dv = bytes(s);
+    const a = new Float64Array(dv.byteLength / 8);
+    for (let i = 0; i < a.length; i++) a[i] = dv.getFloat64(8 * i, true);
+    return a;
+  }
+  function u32s(s) {
+    if (!s) return new Uint32Array(0);
+    const dv = bytes(s);
+    const a = new Uint32Array(dv.byteLength / 4);
+    for (let i = 0; i < a.length; i++) a[i] = dv.getUint32(4 * i, true);
+    return a;
+  }
+
+  // --- the call tree (preorder: a subtree is the range [c, end[c])) ----
+  const parent = D.callpaths.parent;
+  const names = D.callpaths.name;
+  const keyElem = D.callpaths.key || {};
+  const synth = new Set(D.callpaths.synth || []);
+  const children = Array.from({ length: C }, () => []);
+  const roots = [];
+  const depth = new Int32Array(C);
+  const end = new Int32Array(C);
+  const elem = (c) => (keyElem[c] !== undefined ? keyElem[c] : names[c]);
+  for (let c = 0; c < C; c++) {
+    const p = parent[c];
+    if (p < 0) {
+      roots.push(c);
+    } else {
+      children[p].push(c);
+      depth[c] = depth[p] + 1;
+    }
+  }
+  for (let c = C - 1; c >= 0; c--) {
+    end[c] = Math.max(end[c], c + 1);
+    if (parent[c] >= 0) end[parent[c]] = Math.max(end[parent[c]], end[c]);
+  }
+  // A call path's key (its elements from the root, joined by '/') is
+  // made when needed: all keys of a deep tree take the square of its
+  // depth.
+  function keyOf(c) {
+    const parts = [];
+    for (; c >= 0; c = parent[c]) parts.push(elem(c));
+    return parts.reverse().join('/');
+  }
+  // byKey finds a call path by its key (elements split at the slashes
+  // that the escaping left alone), or undefined.
+  function byKey(key) {
+    const parts = [];
+    let cur = '';
+    for (let i = 0; i < key.length; i++) {
+      if (key[i] === '\\' && i + 1 < key.length) { cur += key[i] + key[i + 1]; i++; }
+      else if (key[i] === '/') { parts.push(cur); cur = ''; }
+      else cur += key[i];
+    }
+    parts.push(cur);
+    let level = roots;
+    let found;
+    for (const p of parts) {
+      found = level.find((c) => elem(c) === p);
+      if (found === undefined) return undefined;
+      level = children[found];
+    }
+    return found;
+  }
+
+  // --- the metric tree ------------------------------------------------
+  const metrics = D.metrics;
+  const mchildren = Array.from({ length: M }, () => []);
+  const mroots = [];
+  metrics.forEach((m, i) => (m.parent < 0 ? mroots : mchildren[m.parent]).push(i));
+  const byUnique = new Map(metrics.map((m, i) => [m.unique, i]));
+  const rootOf = (m) => { while (metrics[m].parent >= 0) m = metrics[m].parent; return m; };
+  const exclSums = metrics.map((m) => {
+    const a = new Float64Array(C);
+    if (!m.sums) return a;
+    const v = f64s(m.sums);
+    if (m.index) {
+      const idx = u32s(m.index);
+      for (let i = 0; i < idx.length; i++) a[idx[i]] = v[i];
+    } else {
+      a.set(v);
+    }
+    return a;
+  });
+  const totals = exclSums.map((a) => a.reduce((s, x) => s + x, 0));
+  // snap: a metric's own part (its value less its sub-metrics') that is
+  // rounding noise of the subtraction is zero.
+  const snap = (x, of) => (Math.abs(x) <= 1e-12 * Math.abs(of) ? 0 : x);
+  const ownTotal = (m) => snap(mchildren[m].reduce((s, k) => s - totals[k], totals[m]), totals[m]);
+  const inclusive = (excl) => {
+    const a = Float64Array.from(excl);
+    for (let c = C - 1; c >= 0; c--) if (parent[c] >= 0) a[parent[c]] += a[c];
+    return a;
+  };
+  const inclSums = new Map();
+  const inclOf = (m) => { if (!inclSums.has(m)) inclSums.set(m, inclusive(exclSums[m])); return inclSums.get(m); };
+
+  // --- per-location rows ----------------------------------------------
+  const rows = new Map();
+  for (const r of D.rows) rows.set(r.m + ',' + r.c + ',' + (r.i ? 1 : 0), f64s(r.v));
+  const zeros = new Float64Array(L);
+  const rowCache = new Map();
+  // rowOf returns metric m's values by location at call path c (its
+  // subtree with incl), or null when the page does not hold them.
+  function rowOf(m, c, incl) {
+    const k = m + ',' + c + ',' + (incl ? 1 : 0);
+    if (rowCache.has(k)) return rowCache.get(k);
+    let r = rows.get(k) || null;
+    if (!r) {
+      const mt = metrics[m];
+      if (!incl) {
+        if (mt.complete || !mt.stored || (mt.nonneg && exclSums[m][c] === 0)) r = zeros;
+      } else if (end[c] === c + 1) {
+        r = rowOf(m, c, false);
+      } else if (!mt.stored || (mt.nonneg && inclOf(m)[c] === 0)) {
+        r = zeros;
+      } else {
+        r = new Float64Array(L);
+        for (let d = c; d < end[c] && r; d++) {
+          const x = rowOf(m, d, false);
+          if (!x) r = null;
+          else for (let l = 0; l < L; l++) r[l] += x[l];
+        }
+      }
+    }
+    rowCache.set(k, r);
+    return r;
+  }
+  // ownRow is metric m's own part (its value less its sub-metrics').
+  function ownRow(m, c, incl) {
+    const r = rowOf(m, c, incl);
+    if (!r) return null;
+    const out = Float64Array.from(r);
+    for (const k of mchildren[m]) {
+      const x = rowOf(k, c, incl);
+      if (!x) return null;
+      for (let l = 0; l < L; l++) out[l] -= x[l];
+    }
+    for (let l = 0; l < L; l++) out[l] = snap(out[l], r[l]);
+    return out;
+  }
+
+  // --- formatting -----------------------------------------------------
+  function g6(x) {
+    if (x === 0) return '0';
+    if (!isFinite(x)) return String(x);
+    const s = x.toPrecision(6);
+    let [mant, exp] = s.split('e');
+    if (mant.includes('.')) mant = mant.replace(/0+$/, '').replace(/\.$/, '');
+    return exp ? mant + 'e' + exp : mant;
+  }
+  const fmt = (x, m) => (metrics[m].integer ? String(Math.round(x)) : g6(x));
+  const unitOf = (m) => (metrics[m].unit === 'sec' ? 's' : metrics[m].unit);
+  function pct(x, base) {
+    if (!base) return '';
+    const p = (100 * x) / base;
+    if (p === 0) return '0%';
+    return (Math.abs(p) >= 1 ? p.toFixed(1) : p.toPrecision(2)) + '%';
+  }
+  function locName(l) {
+    const [r, t] = D.locations[l].split('.');
+    return t === undefined ? 'rank ' + r : 'rank ' + r + ' thread ' + t;
+  }
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'title' || k === 'tabindex') e.setAttribute(k, v);
+      else e[k] = v;
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  }
+  // The base of the percentages: the total time for metrics in seconds,
+  // else the total of the metric's root.
+  const timeIdx = byUnique.has('time') ? byUnique.get('time') : -1;
+  const pctBase = (m) => (metrics[m].unit === 'sec' && timeIdx >= 0 ? timeIdx : rootOf(m));
+
+  // --- state ----------------------------------------------------------
+  const state = {
+    metric: timeIdx >= 0 ? timeIdx : (mroots[0] || 0),
+    mopen: new Set(),
+    cp: roots.length ? roots[0] : -1,
+    open: new Set(),
+    sort: 'tree',
+    asc: false,
+    query: '',
+    rankIncl: true,
+    commKind: 'bytes',
+  };
+  // Open the roots, and chains of single children below them.
+  for (const r of roots) {
+    for (let c = r; c >= 0 && depth[c] < 4; c = children[c].length === 1 ? children[c][0] : -1) state.open.add(c);
+  }
+  const isOwn = (m) => state.mopen.has(m) && mchildren[m].length > 0;
+  const cpCache = new Map();
+  function cpValues(m) {
+    const own = isOwn(m);
+    const k = m + (own ? 'o' : 't');
+    if (!cpCache.has(k)) {
+      let excl = exclSums[m];
+      if (own) {
+        excl = Float64Array.from(excl);
+        for (const ch of mchildren[m]) for (let c = 0; c < C; c++) excl[c] -= exclSums[ch][c];
+        for (let c = 0; c < C; c++) excl[c] = snap(excl[c], exclSums[m][c]);
+      }
+      cpCache.set(k, { excl, incl: own ? inclusive(excl) : inclOf(m) });
+    }
+    return cpCache.get(k);
+  }
+
+  // --- the metric tree pane --------------------------------------------
+  const mtree = $('metric-tree');
+  // empty[m]: metric m and all below it are zero everywhere (hidden
+  // unless asked for)
+  const empty = new Uint8Array(M);
+  for (let m = M - 1; m >= 0; m--) {
+    empty[m] = exclSums[m].every((x) => x === 0) && mchildren[m].every((k) => empty[k]) ? 1 : 0;
+  }
+  const nEmpty = empty.reduce((s, x) => s + x, 0);
+  const showEmpty = $('metric-empty');
+  if (nEmpty === 0) showEmpty.parentElement.hidden = true;
+  else showEmpty.nextSibling.textContent = ' show the ' + nEmpty + ' metrics without values';
+  showEmpty.addEventListener('change', renderMetrics);
+  function renderMetrics() {
+    mtree.textContent = '';
+    const add = (m, lvl) => {
+      if (empty[m] && !showEmpty.checked && m !== state.metric) return;
+      const has = mchildren[m].length > 0;
+      const open = state.mopen.has(m);
+      const v = isOwn(m) ? ownTotal(m) : totals[m];
+      const mt = metrics[m];
+      const row = el('div', {
+        class: 'mrow' + (m === state.metric ? ' sel' : '') + (v === 0 ? ' zero' : ''),
+        role: 'treeitem', tabindex: '0', 'aria-level': String(lvl + 1), 'aria-selected': String(m === state.metric),
+        'data-metric': mt.unique, 'data-m': String(m), 'data-value': String(v), title: mt.descr || mt.display,
+      },
+      el('button', { class: 'tog', disabled: !has, text: open ? '▾' : '▸', 'aria-label': open ? 'collapse' : 'expand' }),
+      el('span', { class: 'n', text: mt.display }),
+      el('span', { class: 'v', text: fmt(v, m) + ' ' + unitOf(m) }),
+      el('span', { class: 'p', text: pct(v, totals[pctBase(m)]) }));
+      if (has) row.setAttribute('aria-expanded', String(open));
+      row.style.paddingLeft = (0.2 + 1.1 * lvl) + 'em';
+      mtree.append(row);
+      if (open) for (const k of mchildren[m]) add(k, lvl + 1);
+    };
+    for (const m of mroots) add(m, 0);
+  }
+  mtree.addEventListener('click', (ev) => {
+    const row = ev.target.closest('.mrow');
+    if (!row) return;
+    const m = Number(row.dataset.m);
+    if (ev.target.closest('button.tog')) {
+      if (state.mopen.has(m)) state.mopen.delete(m); else state.mopen.add(m);
+    } else {
+      state.metric = m;
+    }
+    renderAll();
+  });
+  mtree.addEventListener('keydown', (ev) => {
+    const row = ev.target.closest('.mrow');
+    if (!row || ev.key !== 'Enter') return;
+    state.metric = Number(row.dataset.m);
+    renderAll();
+    const again = mtree.querySelector('.mrow[data-m="' + state.metric + '"]');
+    if (again) again.focus();
+  });
+
+  // --- the call tree pane ------------------------------------------------
+  const cpBody = document.querySelector('#cp-table tbody');
+  const search = $('cp-search');
+  function sortedKids(list, vals) {
+    const out = list.slice();
+    const dir = state.asc ? 1 : -1;
+    switch (state.sort) {
+      case 'name': out.sort((a, b) => dir * names[a].localeCompare(names[b]) || a - b); break;
+      case 'incl': out.sort((a, b) => dir * (vals.incl[a] - vals.incl[b]) || a - b); break;
+      case 'excl': out.sort((a, b) => dir * (vals.excl[a] - vals.excl[b]) || a - b); break;
+    }
+    return out;
+  }
+  function highlight(text, q) {
+    const span = el('span', { class: 'nm' });
+    if (!q) { span.textContent = text; return span; }
+    const low = text.toLowerCase();
+    let i = 0;
+    for (let j = low.indexOf(q); j >= 0; j = low.indexOf(q, i)) {
+      span.append(text.slice(i, j), el('mark', { text: text.slice(j, j + q.length) }));
+      i = j + q.length;
+    }
+    span.append(text.slice(i));
+    return span;
+  }
+  const maxRows = 5000;
+  function renderCallTree() {
+    const m = state.metric;
+    const vals = cpValues(m);
+    const base = totals[pctBase(m)];
+    $('cp-metric').textContent = '· ' + metrics[m].display + (isOwn(m) ? ' (own part)' : '') + ' [' + unitOf(m) + ']';
+    $('cp-pct-h').textContent = '% of ' + metrics[pctBase(m)].display;
+    document.querySelectorAll('#cp-table th.sortable').forEach((th) => {
+      th.classList.toggle('sorted', th.dataset.sort === state.sort && th.id !== 'cp-pct-h');
+      th.classList.toggle('asc', state.asc);
+    });
+    const q = state.query.trim().toLowerCase();
+    let show = null;
+    let nmatch = 0;
+    if (q) {
+      show = new Uint8Array(C);
+      // "a/b": a call path whose name has b, its parent's a
+      const segs = q.split('/').filter((x) => x !== '');
+      for (let c = 0; c < C; c++) {
+        let ok = segs.length > 0;
+        for (let i = segs.length - 1, d = c; ok && i >= 0; i--, d = parent[d]) {
+          ok = d >= 0 && names[d].toLowerCase().includes(segs[i]);
+        }
+        if (ok) {
+          show[c] = 1;
+          nmatch++;
+        }
+      }
+      for (let c = C - 1; c >= 0; c--) if (show[c] && parent[c] >= 0) show[parent[c]] = 1;
+      $('cp-matches').textContent = nmatch + (nmatch === 1 ? ' match' : ' matches');
+    } else {
+      $('cp-matches').textContent = '';
+    }
+    const frag = document.createDocumentFragment();
+    let n = 0;
+    // depth first, with a stack: a deep tree would overflow the
+    // script's own
+    const stack = sortedKids(roots, vals).reverse();
+    while (stack.length && n < maxRows) {
+      const c = stack.pop();
+      if (show && !show[c]) continue;
+      n++;
+      const kids = children[c];
+      const open = show ? kids.some((k) => show[k]) : state.open.has(c);
+      const tog = el('button', { class: 'tog', disabled: kids.length === 0, text: open ? '▾' : '▸', 'aria-label': open ? 'collapse' : 'expand' });
+      const nameCell = el('td', { class: 'name' }, tog, highlight(names[c], q));
+      nameCell.style.paddingLeft = (0.3 + 1.1 * depth[c]) + 'em';
+      const share = base ? Math.max(0, Math.min(100, (100 * vals.incl[c]) / base)) : 0;
+      const pctCell = el('td', { class: 'num pct', text: pct(vals.incl[c], base) });
+      pctCell.style.background = 'linear-gradient(to right, var(--bar) ' + share + '%, transparent ' + share + '%)';
+      const tr = el('tr', {
+        class: (c === state.cp ? 'sel' : '') + (synth.has(c) ? ' synth' : ''),
+        'data-cp': String(c), 'data-key': keyOf(c), 'aria-selected': String(c === state.cp),
+      },
+      nameCell,
+      el('td', { class: 'num incl', 'data-value': String(vals.incl[c]), text: fmt(vals.incl[c], m) }),
+      el('td', { class: 'num excl', 'data-value': String(vals.excl[c]), text: fmt(vals.excl[c], m) }),
+      pctCell);
+      if (kids.length) tr.setAttribute('aria-expanded', String(open));
+      frag.append(tr);
+      if (open) {
+        const ks = sortedKids(kids, vals);
+        for (let i = ks.length - 1; i >= 0; i--) stack.push(ks[i]);
+      }
+    }
+    if (n >= maxRows) frag.append(el('tr', {}, el('td', { colSpan: 4, class: 'sub', text: 'Only the first ' + maxRows + ' rows are shown: search or collapse nodes to see others.' })));
+    cpBody.textContent = '';
+    cpBody.append(frag);
+  }
+  cpBody.addEventListener('click', (ev) => {
+    const tr = ev.target.closest('tr[data-cp]');
+    if (!tr) return;
+    const c = Number(tr.dataset.cp);
+    if (ev.target.closest('button.tog')) {
+      if (state.open.has(c)) state.open.delete(c); else state.open.add(c);
+      if (state.query) {
+        // leaving the search: keep the tree opened where it was shown
+        state.query = '';
+        search.value = '';
+        openTo(c);
+        state.open.add(c);
+      }
+      renderCallTree();
+      return;
+    }
+    state.cp = c;
+    renderCallTree();
+    renderRanks();
+  });
+  document.querySelectorAll('#cp-table th.sortable').forEach((th) => th.addEventListener('click', () => {
+    const s = th.dataset.sort;
+    if (state.sort === s) state.asc = !state.asc;
+    else { state.sort = s; state.asc = s === 'name'; }
+    renderCallTree();
+  }));
+  search.addEventListener('input', () => { state.query = search.value; renderCallTree(); });
+  search.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') { search.value = ''; state.query = ''; renderCallTree(); }
+  });
+  function openTo(c) {
+    for (let p = parent[c]; p >= 0; p = parent[p]) state.open.add(p);
+  }
+
+  // --- the per-location pane --------------------------------------------
+  let rankChart = null;
+  // Charts are drawn at twice the screen's resolution at least, so that
+  // they print sharply (on paper they are scaled as images).
+  const dpr = Math.max(2, window.devicePixelRatio || 1);
+  const hasThreads = D.locations.some((l) => l.includes('.'));
+  function renderRanks() {
+    const m = state.metric;
+    const c = state.cp;
+    const incl = state.rankIncl;
+    const missing = $('rank-missing');
+    const ids = ['stat-min', 'stat-min-at', 'stat-mean', 'stat-max', 'stat-max-at', 'stat-imb', 'stat-imb-pct'];
+    if (c < 0) return;
+    $('rank-title').textContent = '· ' + metrics[m].display + (isOwn(m) ? ' (own part)' : '') + ' in ' + names[c] + ' (' + (incl ? 'inclusive' : 'exclusive') + ')';
+    const r = isOwn(m) ? ownRow(m, c, incl) : rowOf(m, c, incl);
+    const table = document.querySelector('#rank-table tbody');
+    if (!r || L === 0) {
+      missing.hidden = false;
+      missing.textContent = 'This page does not hold the values per location of this metric and call path (it keeps the most significant ' +
+        D.rows.length + ' of ' + D.rowsTotal + '); scout.cubex has them.';
+      ids.forEach((id) => { $(id).textContent = '–'; });
+      table.textContent = '';
+      if (rankChart) { rankChart.data.datasets[0].data = []; rankChart.update('none'); }
+      return;
+    }
+    missing.hidden = true;
+    let min = Infinity, max = -Infinity, at0 = 0, at1 = 0, sum = 0;
+    for (let l = 0; l < L; l++) {
+      const x = r[l];
+      sum += x;
+      if (x < min) { min = x; at0 = l; }
+      if (x > max) { max = x; at1 = l; }
+    }
+    const mean = sum / L;
+    const u = ' ' + unitOf(m);
+    $('stat-min').textContent = fmt(min, m) + u;
+    $('stat-min').dataset.value = String(min);
+    $('stat-min-at').textContent = locName(at0);
+    $('stat-mean').textContent = g6(mean) + u;
+    $('stat-mean').dataset.value = String(mean);
+    $('stat-max').textContent = fmt(max, m) + u;
+    $('stat-max').dataset.value = String(max);
+    $('stat-max-at').textContent = locName(at1);
+    $('stat-imb').textContent = g6(max - mean) + u;
+    $('stat-imb').dataset.value = String(max - mean);
+    $('stat-imb').title = 'max − mean: what the slowest location spends beyond the average';
+    $('stat-imb-pct').textContent = mean > 0 ? 'max/mean − 1 = ' + pct(max - mean, mean) : '';
+    drawRankChart(r, at1);
+    fillRankTable(r);
+  }
+  function fillRankTable(r) {
+    const details = $('rank-values');
+    const table = document.querySelector('#rank-table tbody');
+    table.textContent = '';
+    if (!details.open || !r) return;
+    const m = state.metric;
+    const frag = document.createDocumentFragment();
+    for (let l = 0; l < L; l++) {
+      frag.append(el('tr', { 'data-loc': D.locations[l] },
+        el('td', { text: locName(l) }),
+        el('td', { class: 'num', 'data-value': String(r[l]), text: fmt(r[l], m) })));
+    }
+    table.append(frag);
+  }
+  $('rank-values').addEventListener('toggle', () => {
+    const m = state.metric;
+    fillRankTable(state.cp >= 0 ? (isOwn(m) ? ownRow(m, state.cp, state.rankIncl) : rowOf(m, state.cp, state.rankIncl)) : null);
+  });
+  document.querySelectorAll('input[name="rank-kind"]').forEach((inp) => inp.addEventListener('change', () => {
+    if (!inp.checked) return;
+    state.rankIncl = inp.value === 'incl';
+    renderRanks();
+  }));
+  function drawRankChart(r, maxAt) {
+    if (typeof Chart === 'undefined') return;
+    const data = Array.from(r);
+    const colors = data.map((_, l) => (l === maxAt ? '#c0392b' : '#1f5fbf'));
+    if (!rankChart) {
+      rankChart = new Chart($('rank-chart'), {
+        type: 'bar',
+        data: { labels: D.locations, datasets: [{ data, backgroundColor: colors, borderWidth: 0, categoryPercentage: 0.9, barPercentage: 1 }] },
+        options: {
+          animation: false,
+          responsive: true,
+          maintainAspectRatio: false,
+          devicePixelRatio: dpr,
+          plugins: {
+            legend: { display: false },
+            tooltip: {
+              callbacks: {
+                title: (items) => locName(items[0].dataIndex),
+                label: (it) => fmt(it.raw, state.metric) + ' ' + unitOf(state.metric),
+              },
+            },
+          },
+          scales: {
+            x: { title: { display: true, text: hasThreads ? 'rank.thread' : 'rank' }, ticks: { autoSkip: true, maxRotation: 0 } },
+            y: { beginAtZero: true, title: { display: true, text: unitOf(state.metric) } },
+          },
+        },
+      });
+    } else {
+      rankChart.data.datasets[0].data = data;
+      rankChart.data.datasets[0].backgroundColor = colors;
+      rankChart.options.scales.y.title.text = unitOf(state.metric);
+      rankChart.update('none');
+    }
+  }
+
+  function renderAll() {
+    if (M === 0 || C === 0 || L === 0) {
+      $('explore').querySelector('.panes').replaceWith(el('p', { class: 'note', text: 'This report has no metrics, call paths or locations to show.' }));
+      return;
+    }
+    renderMetrics();
+    renderCallTree();
+    renderRanks();
+  }
+
+  // --- the headline links into the explorer -------------------------------
+  document.querySelectorAll('#headline tr[data-metric]').forEach((tr) => tr.addEventListener('click', () => {
+    const m = byUnique.get(tr.dataset.metric);
+    if (m !== undefined) {
+      state.metric = m;
+      for (let p = metrics[m].parent; p >= 0; p = metrics[p].parent) state.mopen.add(p);
+    }
+    const c = byKey(tr.dataset.callpath);
+    if (c !== undefined) {
+      state.cp = c;
+      openTo(c);
+    }
+    renderAll();
+    $('explore').scrollIntoView();
+  }));
+
+  // --- point-to-point communication -------------------------------------
+  function hsize(n) {
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let u = 0;
+    while (n >= 1024 && u < units.length - 1) { n /= 1024; u++; }
+    return (u === 0 ? String(n) : g6(n)) + ' ' + units[u];
+  }
+  function sizeLabel(k) {
+    if (k === 0) return '0 B';
+    const lo = 2 ** (k - 1);
+    const hi = 2 ** k - 1;
+    return lo === hi ? hsize(lo) : hsize(lo) + ' – ' + (hi < 1024 ? hsize(hi) : '<' + hsize(2 * lo));
+  }
+  function renderComm() {
+    const cm = D.comm;
+    if (!cm) return;
+    const from = u32s(cm.from), to = u32s(cm.to), msgs = f64s(cm.msgs), byts = f64s(cm.bytes);
+    const n = Math.ceil(cm.ranks / cm.block);
+    const label = (b) => (cm.block === 1 ? String(b) : b * cm.block + '–' + (Math.min(cm.ranks, (b + 1) * cm.block) - 1));
+    $('comm-totals').textContent = cm.totalMsgs + ' messages' + (cm.totalSyncs ? ' (' + cm.totalSyncs + ' of 0 bytes)' : '') + ', ' + cm.totalBytes + ' bytes (' + hsize(cm.totalBytes) + ') between ' +
+      cm.pairs + ' pairs of ' + cm.ranks + ' ranks' + (cm.block > 1 ? '; the matrix groups the ranks in blocks of ' + cm.block : '') + '.';
+    $('comm-totals').dataset.msgs = String(cm.totalMsgs);
+    $('comm-totals').dataset.bytes = String(cm.totalBytes);
+    const top = document.querySelector('#comm-top tbody');
+    for (const p of cm.top) {
+      top.append(el('tr', { 'data-from': String(p.from), 'data-to': String(p.to) },
+        el('td', { class: 'num', text: String(p.from) }), el('td', { class: 'num', text: String(p.to) }),
+        el('td', { class: 'num msgs', text: String(p.msgs) }), el('td', { class: 'num bytes', text: String(p.bytes) })));
+    }
+    let last = cm.sizes.length - 1;
+    while (last > 0 && cm.sizes[last] === 0) last--;
+    const sizes = cm.sizes.slice(0, last + 1);
+    const stable = document.querySelector('#comm-size-table tbody');
+    sizes.forEach((v, k) => stable.append(el('tr', { 'data-bucket': String(k) }, el('td', { text: sizeLabel(k) }), el('td', { class: 'num', text: String(v) }))));
+    if (typeof Chart === 'undefined') return;
+    new Chart($('comm-hist'), {
+      type: 'bar',
+      data: { labels: sizes.map((_, k) => sizeLabel(k)), datasets: [{ data: sizes, backgroundColor: '#1f5fbf' }] },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, devicePixelRatio: dpr,
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: (it) => it.raw + ' messages' } } },
+        scales: { x: { title: { display: true, text: 'message size' } }, y: { beginAtZero: true, title: { display: true, text: 'messages' } } },
+      },
+    });
+    const points = () => {
+      const v = state.commKind === 'bytes' ? byts : msgs;
+      const out = [];
+      for (let i = 0; i < from.length; i++) out.push({ x: to[i], y: from[i], v: v[i], i });
+      return out;
+    };
+    const legend = () => {
+      $('comm-legend').textContent = 'Colour: ' + (state.commKind === 'bytes' ? 'bytes' : 'messages') +
+        ' sent (logarithmic), the darkest ' + (state.commKind === 'bytes' ? vmax + ' bytes' : vmax + ' messages') +
+        (cm.block > 1 ? ', from one block of ' + cm.block + ' ranks to another' : '') + '.';
+    };
+    let vmax = 0;
+    const scale = (v) => (vmax > 0 ? Math.log1p(v) / Math.log1p(vmax) : 0);
+    const data = points();
+    vmax = Math.max(0, ...data.map((p) => p.v));
+    legend();
+    // one tick per row and column, at most 16 labelled
+    const step = Math.max(1, Math.ceil(n / 16));
+    const ticks = (axis) => { axis.ticks = []; for (let b = 0; b < n; b += step) axis.ticks.push({ value: b }); };
+    const tick = { autoSkip: false, callback: (v) => label(v) };
+    const matrix = new Chart($('comm-matrix'), {
+      type: 'matrix',
+      data: {
+        datasets: [{
+          data,
+          backgroundColor: (ctx) => 'rgba(31,95,191,' + (0.12 + 0.88 * scale(ctx.raw ? ctx.raw.v : 0)).toFixed(3) + ')',
+          borderWidth: 0,
+          width: ({ chart }) => Math.max(1, (chart.chartArea || {}).width / n - (n > 64 ? 0 : 1)),
+          height: ({ chart }) => Math.max(1, (chart.chartArea || {}).height / n - (n > 64 ? 0 : 1)),
+        }],
+      },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, devicePixelRatio: dpr,
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              title: (items) => 'from ' + label(items[0].raw.y) + ' to ' + label(items[0].raw.x),
+              label: (it) => msgs[it.raw.i] + ' messages, ' + byts[it.raw.i] + ' bytes',
+            },
+          },
+        },
+        scales: {
+          x: { type: 'linear', position: 'top', min: -0.5, max: n - 0.5, offset: false, ticks: tick, afterBuildTicks: ticks, grid: { display: false }, title: { display: true, text: 'receiver' } },
+          y: { type: 'linear', reverse: true, min: -0.5, max: n - 0.5, offset: false, ticks: tick, afterBuildTicks: ticks, grid: { display: false }, title: { display: true, text: 'sender' } },
+        },
+      },
+    });
+    document.querySelectorAll('input[name="comm-kind"]').forEach((inp) => inp.addEventListener('change', () => {
+      if (!inp.checked) return;
+      state.commKind = inp.value;
+      const d = points();
+      vmax = Math.max(0, ...d.map((p) => p.v));
+      legend();
+      matrix.data.datasets[0].data = d;
+      matrix.update('none');
+    }));
+  }
+
+  try {
+    renderAll();
+    renderComm();
+    document.body.dataset.ready = '1';
+  } catch (e) {
+    document.body.dataset.ready = 'error';
+    const p = el('p', { class: 'note', text: 'The explorer failed: ' + e });
+    $('explore').prepend(p);
+    throw e;
+  }
+})();
