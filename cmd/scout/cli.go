@@ -73,6 +73,9 @@ type options struct {
 	verbose bool
 	// noHTML leaves out the HTML report
 	noHTML bool
+	// commCSV, sizesCSV: the communication matrix and the message sizes
+	// as CSV ("": none)
+	commCSV, sizesCSV string
 }
 
 // analysisCmd declares the flags of the analysis on fs and returns what
@@ -92,6 +95,8 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	noTC := fs.Bool("no-time-correct", false, "analyze the timestamps as recorded (the default)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print details: the statistics of the timestamp correction")
 	fs.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report scout.html")
+	fs.StringVar(&o.commCSV, "comm-csv", "", "write the point-to-point communication matrix as CSV (from,to,messages,bytes,syncs) to `FILE` (- for stdout)")
+	fs.StringVar(&o.sizesCSV, "sizes-csv", "", "write the message-size histogram as CSV (min_bytes,max_bytes,messages) to `FILE` (- for stdout)")
 	return func(e *cmdEnv, args []string) error {
 		if len(args) != 1 {
 			e.usage()
@@ -172,8 +177,10 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	} else {
 		prog.Printf("wrote %s and %s", files.report, files.stat)
 	}
-	if o.csv != "" && o.csv != "-" {
-		prog.Printf("wrote %s", o.csv)
+	for _, f := range []string{o.csv, o.commCSV, o.sizesCSV} {
+		if f != "" && f != "-" {
+			prog.Printf("wrote %s", f)
+		}
 	}
 	return nil
 }
@@ -183,6 +190,7 @@ type analysisFiles struct {
 	report, stat string // scout.cubex and trace.stat
 	html         string // scout.html ("": not written)
 	csv          string // the CSV ("": none, "-": standard output)
+	comm, sizes  string // the communication matrix's and message sizes' CSV (the same)
 	trace        string // the trace, as the page names it
 }
 
@@ -203,16 +211,17 @@ func analysisOutputs(o options) (*outputSet, analysisFiles, error) {
 		s.input(a.AnchorPath(), a.GlobalDefPath())
 		s.inputDir(filepath.Join(a.Dir, a.Name))
 	}
-	f := analysisFiles{report: filepath.Join(dir, "scout.cubex"), stat: filepath.Join(dir, "trace.stat"), csv: o.csv, trace: o.trace}
+	f := analysisFiles{report: filepath.Join(dir, "scout.cubex"), stat: filepath.Join(dir, "trace.stat"), csv: o.csv,
+		comm: o.commCSV, sizes: o.sizesCSV, trace: o.trace}
 	if !o.noHTML {
 		f.html = filepath.Join(dir, "scout.html")
 	}
-	for _, p := range []string{f.report, f.stat, f.html, f.csv} {
+	for _, p := range []string{f.report, f.stat, f.html, f.csv, f.comm, f.sizes} {
 		if p == "" {
 			continue
 		}
 		if err := s.add(p); err != nil {
-			return nil, analysisFiles{}, usageError{err.Error() + " (choose another with -o or --csv)"}
+			return nil, analysisFiles{}, usageError{err.Error() + " (choose another with -o, --csv, --comm-csv or --sizes-csv)"}
 		}
 	}
 	return s, f, nil
@@ -248,6 +257,17 @@ func writeAnalysis(s *outputSet, rep *combine.Report, f analysisFiles, stdout io
 		if f.csv != "" {
 			if err := s.write(f.csv, stdout, rep.WriteCSV); err != nil {
 				return fmt.Errorf("writing CSV: %w", err)
+			}
+		}
+		for _, c := range []struct {
+			path, what string
+			write      func(io.Writer, *combine.CommStats) error
+		}{{f.comm, "the communication matrix", combine.WriteCommCSV}, {f.sizes, "the message sizes", combine.WriteSizeCSV}} {
+			if c.path == "" {
+				continue
+			}
+			if err := s.write(c.path, stdout, func(w io.Writer) error { return c.write(w, rep.Comm) }); err != nil {
+				return fmt.Errorf("writing %s: %w", c.what, err)
 			}
 		}
 		return nil

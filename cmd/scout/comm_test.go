@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -306,5 +308,80 @@ func BenchmarkCommCost(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCommCSVFlags checks the command's --comm-csv and --sizes-csv: the
+// matrix's bytes and messages per sender equal bytes_sent and
+// comms_send + syncs_send of the metric CSV, and so does the histogram's
+// total.
+func TestCommCSVFlags(t *testing.T) {
+	out := t.TempDir()
+	csvPath, commPath, sizesPath := filepath.Join(out, "m.csv"), filepath.Join(out, "comm.csv"), filepath.Join(out, "sizes.csv")
+	tr := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np8")
+	if err := run([]string{"-q", "-o", out, "--csv", csvPath, "--comm-csv", commPath, "--sizes-csv", sizesPath, tr}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := tracetest.ReadCSV(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{} // rank → bytes, messages
+	for k, v := range cells {
+		w := want[k.Rank]
+		switch k.Metric {
+		case "bytes_sent":
+			w[0] += v
+		case "comms_send", "syncs_send":
+			w[1] += v
+		}
+		want[k.Rank] = w
+	}
+	got := map[string][2]float64{}
+	var total [2]float64
+	rows := func(path string, n int) [][]float64 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			f := strings.Split(l, ",")
+			if len(f) != n {
+				t.Fatalf("%s: %q has %d fields, want %d", path, l, len(f), n)
+			}
+			var r []float64
+			for _, x := range f {
+				v, err := strconv.ParseFloat(x, 64)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", path, l, err)
+				}
+				r = append(r, v)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	for _, r := range rows(commPath, 5) { // from,to,messages,bytes,syncs
+		g := got[strconv.Itoa(int(r[0]))]
+		g[0] += r[3]
+		g[1] += r[2] + r[4]
+		got[strconv.Itoa(int(r[0]))] = g
+		total[1] += r[2] + r[4]
+	}
+	for k, w := range want {
+		if w == ([2]float64{}) {
+			delete(want, k)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("bytes and messages per sender (-metrics +matrix):\n%s", d)
+	}
+	var sizes float64
+	for _, r := range rows(sizesPath, 3) { // min_bytes,max_bytes,messages
+		sizes += r[2]
+	}
+	if sizes != total[1] || sizes == 0 {
+		t.Errorf("the size histogram counts %v messages, the matrix %v", sizes, total[1])
 	}
 }
