@@ -243,19 +243,23 @@ func (r *Report) groupRank(g uint32, locsOf map[uint32][]int) int {
 	return math.MaxInt
 }
 
-// cubeTopologies adds the trace's Cartesian topologies, placing each
-// rank's master-thread location.
+// cubeTopologies adds the trace's Cartesian topologies, placing the
+// location each coordinate names (cartResolver): for MPI grids the
+// ranks' master threads, for Score-P's "Process x Thread" every thread.
 func (r *Report) cubeTopologies(c *cube.Report, colOf []int) error {
 	d := r.Defs
 	if len(d.CartTopologies) == 0 {
 		return nil
 	}
-	master := map[int]int{} // world rank → cube location
+	col := map[uint64]int{}    // location → cube location
+	master := map[int]uint64{} // world rank → master location
 	for l, res := range r.Results {
+		col[res.Location] = colOf[l]
 		if p := r.Placements[res.Location]; p.Thread == 0 {
-			master[p.Rank] = colOf[l]
+			master[p.Rank] = res.Location
 		}
 	}
+	resolver := newCartResolver(d, master)
 	dims := map[uint32]otf2.CartDimension{}
 	for _, dm := range d.CartDimensions {
 		dims[dm.Self] = dm
@@ -269,21 +273,16 @@ func (r *Report) cubeTopologies(c *cube.Report, colOf []int) error {
 			}
 			ct.Dims = append(ct.Dims, cube.Dim{Name: d.Str(dm.Name), Size: int(dm.Size), Periodic: dm.Periodic != 0})
 		}
-		var members []uint64
-		if comm, ok := d.Comm(t.Comm); ok {
-			if g, ok := d.Group(comm.Group); ok {
-				members = g.Members
-			}
-		}
+		resolve := resolver.of(&t)
 		for _, co := range d.CartCoordinates {
 			if co.Topology != t.Self || len(co.Coords) != len(ct.Dims) {
 				continue
 			}
-			world := int(co.Rank)
-			if int(co.Rank) < len(members) {
-				world = int(members[co.Rank])
+			l, ok := resolve(co.Rank)
+			if !ok {
+				continue
 			}
-			loc, ok := master[world]
+			loc, ok := col[l]
 			if !ok {
 				continue
 			}

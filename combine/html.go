@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"scout/cube"
+	"scout/localtrace"
+	"scout/localtrace/otf2"
 	"scout/patterns"
 )
 
@@ -23,11 +25,14 @@ import (
 // model: one self-contained page, with every script and style inline,
 // that any current browser opens from disk. Its headline is the terminal
 // summary (Summary); its explorer shows the derived metric tree × the
-// call tree × the locations, as Cube's three panes do; its last section
-// is the point-to-point traffic (Report.Comm). The page holds the data as
-// JSON in a <script type="application/json"> element: the call tree, the
+// call tree × the locations, as Cube's three panes do; its topology view
+// colours the explorer's selection onto the trace's Cartesian
+// topologies, one cell per rank (or thread); its last section is the
+// point-to-point traffic (Report.Comm). The page holds the data as JSON
+// in a <script type="application/json"> element: the call tree, the
 // metric tree with each metric's call-path exclusive sums over all
-// locations, and per-location rows of metric × call path. Numbers are
+// locations, per-location rows of metric × call path, and the
+// topologies (dimensions and each cell's rank). Numbers are
 // IEEE doubles, base64-encoded little-endian, so that the page shows the
 // report's values exactly and stays small.
 //
@@ -137,6 +142,7 @@ func (r *Report) htmlOf(prof *Profile, d *Derived, opt HTMLOptions) *HTML {
 	m := derivedModel(prof, d)
 	m.summary = r.Summarize(opt.top())
 	m.comm = r.Comm
+	m.topos = otf2Topologies(r.Defs, r.Placements)
 	var idle float64
 	for _, row := range d.Values["omp_idle_threads"] {
 		for _, x := range row {
@@ -245,6 +251,7 @@ func CubeHTML(c *cube.Report, opt HTMLOptions) *HTML {
 		m.values[mi][cp][l] += cl.Value
 	}
 	m.summary = Summarize(cc, patterns.Catalog, opt.top())
+	m.topos = cubeTopologies(c)
 	if derived := len(m.metrics) - stored; derived > 0 {
 		m.notes = append(m.notes, fmt.Sprintf("%d of the file's %d metrics store no values (derived metrics, or none measured); they show as zero.", derived, len(m.metrics)))
 	}
@@ -274,6 +281,7 @@ type pageModel struct {
 	locs     []loc
 	summary  Summary
 	comm     *CommStats
+	topos    []pageTopo
 	notes    []string
 	fromFile bool // read from a CUBE file
 }
@@ -299,6 +307,8 @@ type (
 		Comm      *jsComm `json:"comm"`
 		// SummaryTotal is the headline's total time.
 		SummaryTotal float64 `json:"summaryTotal"`
+		// Topologies are the Cartesian topologies, identical ones once.
+		Topologies []jsTopo `json:"topologies"`
 	}
 	jsMetric struct {
 		Unique  string `json:"unique"`
@@ -351,6 +361,26 @@ type (
 		TotalSyncs uint64 `json:"totalSyncs"`
 		TotalBytes uint64 `json:"totalBytes"`
 	}
+	// jsTopo is a Cartesian topology: its dimensions and its cells,
+	// each a rank (the sum of its threads, or its master thread: the
+	// page's choice) or, when Threads, one thread of a rank.
+	jsTopo struct {
+		Name    string  `json:"name"`
+		Dims    []jsDim `json:"dims"`
+		Threads bool    `json:"threads,omitempty"`
+		// Count is the number of identical definitions (Score-P defines
+		// one per communicator that has the topology).
+		Count  int   `json:"count"`
+		Rank   []int `json:"rank"`             // by cell: the world rank
+		Thread []int `json:"thread,omitempty"` // by cell, when Threads
+		// Coords are the cells' coordinates, len(Dims) per cell.
+		Coords []int `json:"coords"`
+	}
+	jsDim struct {
+		Name     string `json:"name"`
+		Size     int    `json:"size"`
+		Periodic bool   `json:"periodic,omitempty"`
+	}
 	jsPair struct {
 		From  int32  `json:"from"`
 		To    int32  `json:"to"`
@@ -370,6 +400,8 @@ type pageView struct {
 	Path                *pathView
 	HasComm             bool
 	CommNone            string
+	HasTopo             bool
+	TopoNone            string
 	Data                template.JS
 	CSS                 template.CSS
 	ChartJS, MatrixJS   template.JS
@@ -464,6 +496,16 @@ func (m *pageModel) page(opt HTMLOptions) *HTML {
 	} else {
 		v.CommNone = "This report has no communication matrix: the analysis did not record the point-to-point traffic."
 	}
+	var topoBytes int
+	d.Topologies, topoBytes = m.topoData(budget / 8)
+	budget -= topoBytes
+	v.HasTopo = len(d.Topologies) > 0
+	if !v.HasTopo {
+		v.TopoNone = "The trace defines no Cartesian topology."
+		if m.fromFile {
+			v.TopoNone = "This report defines no Cartesian topology."
+		}
+	}
 	m.prune(budget / 2)
 	d.Locations = make([]string, len(m.locs))
 	for l, lc := range m.locs {
@@ -532,6 +574,9 @@ func (m *pageModel) page(opt HTMLOptions) *HTML {
 	}
 	if d.Rows == nil {
 		d.Rows = []jsRow{}
+	}
+	if d.Topologies == nil {
+		d.Topologies = []jsTopo{}
 	}
 	data, err := json.Marshal(&d)
 	if err != nil {
@@ -933,6 +978,229 @@ func (m *pageModel) rows(sums [][]float64, metrics []jsMetric, budget int) ([]js
 		metrics[mi].Complete = have[mi] == want[mi]
 	}
 	return out, nonzero
+}
+
+// pageTopo is a Cartesian topology as the page shows it.
+type pageTopo struct {
+	name string
+	dims []cube.Dim
+	// threads: the cells are threads (locations), as in Score-P's
+	// "Process x Thread" topology of a hybrid trace; else ranks.
+	threads bool
+	cells   []topoCell
+}
+
+// topoCell places a rank (thread 0 when the topology's cells are
+// ranks) or a thread at pos.
+type topoCell struct {
+	rank, thread int
+	pos          []int
+}
+
+// otf2Topologies returns the trace's Cartesian topologies, each
+// coordinate resolved to the location it places (cartResolver).
+func otf2Topologies(d *otf2.Defs, pl map[uint64]localtrace.Placement) []pageTopo {
+	if d == nil || len(d.CartTopologies) == 0 {
+		return nil
+	}
+	dims := map[uint32]otf2.CartDimension{}
+	for _, dm := range d.CartDimensions {
+		dims[dm.Self] = dm
+	}
+	master := map[int]uint64{} // world rank → its master location
+	for l, p := range pl {
+		if p.Thread == 0 {
+			master[p.Rank] = l
+		}
+	}
+	resolver := newCartResolver(d, master)
+	var out []pageTopo
+	for _, t := range d.CartTopologies {
+		pt := pageTopo{name: d.Str(t.Name)}
+		for _, id := range t.Dims {
+			dm, ok := dims[id]
+			if !ok {
+				pt.dims = nil
+				break
+			}
+			pt.dims = append(pt.dims, cube.Dim{Name: d.Str(dm.Name), Size: int(dm.Size), Periodic: dm.Periodic != 0})
+		}
+		if len(pt.dims) == 0 {
+			continue
+		}
+		resolve := resolver.of(&t)
+		for _, co := range d.CartCoordinates {
+			if co.Topology != t.Self || len(co.Coords) != len(pt.dims) {
+				continue
+			}
+			loc, ok := resolve(co.Rank)
+			if !ok {
+				continue
+			}
+			p, ok := pl[loc]
+			if !ok {
+				continue
+			}
+			pos := make([]int, len(co.Coords))
+			for i, x := range co.Coords {
+				pos[i] = int(x)
+			}
+			pt.cells = append(pt.cells, topoCell{rank: p.Rank, thread: p.Thread, pos: pos})
+		}
+		out = append(out, pt.finish())
+	}
+	return out
+}
+
+// cartResolver finds the location a Cartesian coordinate places.
+type cartResolver struct {
+	d        *otf2.Defs
+	locGroup map[uint8]*otf2.Group // paradigm → its COMM_LOCATIONS group
+	master   map[int]uint64        // world rank → master location
+}
+
+func newCartResolver(d *otf2.Defs, master map[int]uint64) *cartResolver {
+	cr := &cartResolver{d: d, locGroup: map[uint8]*otf2.Group{}, master: master}
+	for i := range d.Groups {
+		g := &d.Groups[i]
+		if _, ok := cr.locGroup[g.Paradigm]; g.Type == otf2.GroupTypeCommLocations && !ok {
+			cr.locGroup[g.Paradigm] = g
+		}
+	}
+	return cr
+}
+
+// of returns for topology t the location that the rank r of its
+// communicator names: the communicator's group (COMM_GROUP) lists indexes
+// into the COMM_LOCATIONS group of its paradigm (for MPI the world ranks'
+// master threads, for Score-P's "Process x Thread" every thread), or is
+// itself a COMM_LOCATIONS group. Without such definitions r is taken for
+// a world rank, placing its master thread.
+func (cr *cartResolver) of(t *otf2.CartTopology) func(r uint32) (uint64, bool) {
+	var members, locs []uint64 // locs nil: members are locations
+	if comm, ok := cr.d.Comm(t.Comm); ok {
+		if g, ok := cr.d.Group(comm.Group); ok {
+			switch g.Type {
+			case otf2.GroupTypeCommLocations:
+				members = g.Members
+				return func(r uint32) (uint64, bool) {
+					if int(r) >= len(members) {
+						return 0, false
+					}
+					return members[r], true
+				}
+			case otf2.GroupTypeCommGroup:
+				if lg := cr.locGroup[g.Paradigm]; lg != nil {
+					members, locs = g.Members, lg.Members
+					return func(r uint32) (uint64, bool) {
+						if int(r) >= len(members) || members[r] >= uint64(len(locs)) {
+							return 0, false
+						}
+						return locs[members[r]], true
+					}
+				}
+			}
+		}
+	}
+	return func(r uint32) (uint64, bool) {
+		l, ok := cr.master[int(r)]
+		return l, ok
+	}
+}
+
+// cubeTopologies returns a CUBE report's Cartesian topologies with the
+// location (or location group: a rank) of each coordinate; coordinates
+// of system-tree nodes are left out.
+func cubeTopologies(c *cube.Report) []pageTopo {
+	if len(c.Topologies) == 0 {
+		return nil
+	}
+	locs := map[int]*cube.Location{}
+	for _, l := range c.Locations() {
+		locs[l.ID] = l
+	}
+	groups := map[int]*cube.LocationGroup{}
+	for _, n := range c.AllSystemNodes() {
+		for _, g := range n.Groups {
+			groups[g.ID] = g
+		}
+	}
+	var out []pageTopo
+	for _, t := range c.Topologies {
+		if len(t.Dims) == 0 {
+			continue
+		}
+		pt := pageTopo{name: t.Name, dims: slices.Clone(t.Dims)}
+		for _, co := range t.Coords {
+			if len(co.Pos) != len(t.Dims) {
+				continue
+			}
+			switch co.Kind {
+			case cube.CoordLocation:
+				if l := locs[co.ID]; l != nil && l.Group != nil {
+					pt.cells = append(pt.cells, topoCell{rank: l.Group.Rank, thread: l.Rank, pos: slices.Clone(co.Pos)})
+				}
+			case cube.CoordGroup:
+				if g := groups[co.ID]; g != nil {
+					pt.cells = append(pt.cells, topoCell{rank: g.Rank, pos: slices.Clone(co.Pos)})
+				}
+			}
+		}
+		out = append(out, pt.finish())
+	}
+	return out
+}
+
+// finish drops the cells outside the grid and decides whether the
+// cells are threads: when one is not a master thread.
+func (t pageTopo) finish() pageTopo {
+	t.cells = slices.DeleteFunc(t.cells, func(c topoCell) bool {
+		for k, x := range c.pos {
+			if x < 0 || x >= t.dims[k].Size {
+				return true
+			}
+		}
+		return false
+	})
+	t.threads = slices.ContainsFunc(t.cells, func(c topoCell) bool { return c.thread != 0 })
+	return t
+}
+
+// topoData lays out the topologies, identical ones once, within budget
+// bytes; it returns them and their size.
+func (m *pageModel) topoData(budget int) ([]jsTopo, int) {
+	var out []jsTopo
+	seen := map[string]int{}
+	used := 0
+	for _, t := range m.topos {
+		jt := jsTopo{Name: t.name, Threads: t.threads, Count: 1, Rank: []int{}, Coords: []int{}}
+		for _, d := range t.dims {
+			jt.Dims = append(jt.Dims, jsDim{Name: d.Name, Size: d.Size, Periodic: d.Periodic})
+		}
+		for _, c := range t.cells {
+			jt.Rank = append(jt.Rank, c.rank)
+			if t.threads {
+				jt.Thread = append(jt.Thread, c.thread)
+			}
+			jt.Coords = append(jt.Coords, c.pos...)
+		}
+		b, err := json.Marshal(&jt)
+		if err != nil {
+			panic(err) // only strings and numbers
+		}
+		if i, ok := seen[string(b)]; ok {
+			out[i].Count++
+			continue
+		}
+		if used+len(b) > budget {
+			m.notes = append(m.notes, fmt.Sprintf("To stay small, this page leaves out the Cartesian topology %q (%d cells).", t.name, len(t.cells)))
+			continue
+		}
+		seen[string(b)] = len(out)
+		out = append(out, jt)
+		used += len(b)
+	}
+	return out, used
 }
 
 // commData lays out the point-to-point traffic: the matrix (ranks

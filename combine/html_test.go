@@ -2,6 +2,7 @@ package combine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -496,6 +499,24 @@ func TestHTMLSize(t *testing.T) {
 		}
 	}
 
+	// With a 10 × 10 × 10 topology of the ranks and a copy of it: the
+	// grid is in the page (the copy counted), which stays within 2 MB.
+	m := derivedModel(p, der)
+	m.summary = s
+	cart := pageTopo{name: "MPI_Cartesian_10x10x10", dims: []cube.Dim{{Size: 10}, {Size: 10, Periodic: true}, {Size: 10}}}
+	for r := range 1000 {
+		cart.cells = append(cart.cells, topoCell{rank: r, pos: []int{r / 100, r / 10 % 10, r % 10}})
+	}
+	m.topos = []pageTopo{cart, cart}
+	tpage, td := pageOf(t, m.page(HTMLOptions{}))
+	t.Logf("with a 3-D topology of 1 000 ranks: %d bytes, %d of %d rows", len(tpage), len(td.Rows), td.RowsTotal)
+	if len(tpage) > DefaultHTMLSize {
+		t.Errorf("page of %d bytes with a topology, more than %d", len(tpage), DefaultHTMLSize)
+	}
+	if len(td.Topologies) != 1 || td.Topologies[0].Count != 2 || len(td.Topologies[0].Rank) != 1000 || !td.Topologies[0].Dims[1].Periodic {
+		t.Errorf("topologies: %d", len(td.Topologies))
+	}
+
 	// 6 000 call paths over 64 ranks: the call tree is pruned.
 	p, s = synthProfile(6000, 64)
 	der = Derive(p)
@@ -543,4 +564,204 @@ func BenchmarkHTML(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/1e6, "page-MB")
+}
+
+// wantCell is a cell of a topology: a rank (and thread) at coordinates.
+type wantCell struct {
+	rank, thread int
+	pos          string
+}
+
+// pageCells returns a page topology's cells, sorted.
+func pageCells(t *testing.T, jt jsTopo) []wantCell {
+	t.Helper()
+	nd := len(jt.Dims)
+	if len(jt.Coords) != nd*len(jt.Rank) || jt.Threads && len(jt.Thread) != len(jt.Rank) {
+		t.Fatalf("topology %s: %d coordinates, %d ranks, %d threads for %d dimensions", jt.Name, len(jt.Coords), len(jt.Rank), len(jt.Thread), nd)
+	}
+	var out []wantCell
+	for i, r := range jt.Rank {
+		c := wantCell{rank: r, pos: fmt.Sprint(jt.Coords[i*nd : (i+1)*nd])}
+		if jt.Threads {
+			c.thread = jt.Thread[i]
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b wantCell) int { return cmp.Or(a.rank-b.rank, a.thread-b.thread) })
+	return out
+}
+
+// defCells returns the cells of an OTF2 topology as its definitions
+// say, resolved here independently of the page: a coordinate's rank in
+// the topology's communicator is, through the communicator's group, an
+// index into the locations group of the group's paradigm (MPI: the
+// world ranks; Score-P's "Process x Thread": the threads).
+func defCells(t *testing.T, d *otf2.Defs, pl map[uint64]localtrace.Placement, topo otf2.CartTopology) []wantCell {
+	t.Helper()
+	comm, ok := d.Comm(topo.Comm)
+	if !ok {
+		t.Fatalf("topology %d: no communicator %d", topo.Self, topo.Comm)
+	}
+	g, ok := d.Group(comm.Group)
+	if !ok || g.Type != otf2.GroupTypeCommGroup {
+		t.Fatalf("topology %d: communicator %d without a COMM_GROUP", topo.Self, topo.Comm)
+	}
+	var locs []uint64
+	for _, lg := range d.Groups {
+		if lg.Type == otf2.GroupTypeCommLocations && lg.Paradigm == g.Paradigm {
+			locs = lg.Members
+			break
+		}
+	}
+	var out []wantCell
+	for _, co := range d.CartCoordinates {
+		if co.Topology != topo.Self {
+			continue
+		}
+		p := pl[locs[g.Members[co.Rank]]]
+		pos := make([]int, len(co.Coords))
+		for i, x := range co.Coords {
+			pos[i] = int(x)
+		}
+		out = append(out, wantCell{rank: p.Rank, thread: p.Thread, pos: fmt.Sprint(pos)})
+	}
+	slices.SortFunc(out, func(a, b wantCell) int { return cmp.Or(a.rank-b.rank, a.thread-b.thread) })
+	return out
+}
+
+// TestHTMLTopology: the page holds each Cartesian topology of the trace
+// (identical ones once, counted): its dimensions with their sizes and
+// periods, and every rank's (in a topology of threads: every thread's)
+// coordinates, as the definitions have them; the page of the reference's
+// CUBE report holds the same; a trace without a topology has none and
+// the page says so.
+func TestHTMLTopology(t *testing.T) {
+	known := map[string]string{
+		// name: the topologies, with their sizes and cells
+		"ps_mixed_np8":   "MPI_Cartesian_4x2 4x2 ×2 ranks [0 0] [0 1] [1 0] [1 1] [2 0] [2 1] [3 0] [3 1]; Process x Thread 8x1 ×1 ranks [0 0] [1 0] [2 0] [3 0] [4 0] [5 0] [6 0] [7 0]",
+		"ps_wavefront":   "MPI_Cartesian_2x2 2x2 ×3 ranks [0 0] [0 1] [1 0] [1 1]; Process x Thread 4x1 ×1 ranks [0 0] [1 0] [2 0] [3 0]",
+		"omp_lock_np2t2": "Process x Thread 2x2 ×1 threads [0 0] [0 1] [1 0] [1 1]",
+	}
+	for name, want := range known {
+		t.Run(name, func(t *testing.T) {
+			tr := htmlTrace(t, name)
+			rep := reportFromCSV(t, tr)
+			page, d := pageOf(t, rep.HTML(HTMLOptions{}))
+			if !bytes.Contains(page, []byte(`id="topo-grids"`)) || bytes.Contains(page, []byte(`id="topo-none"`)) {
+				t.Error("the page lacks the topology view")
+			}
+			var got []string
+			for _, jt := range d.Topologies {
+				s := fmt.Sprintf("%s ", jt.Name)
+				var sizes []string
+				for _, dm := range jt.Dims {
+					sizes = append(sizes, strconv.Itoa(dm.Size))
+				}
+				s += strings.Join(sizes, "x") + fmt.Sprintf(" ×%d ", jt.Count)
+				if jt.Threads {
+					s += "threads"
+				} else {
+					s += "ranks"
+				}
+				for _, c := range pageCells(t, jt) {
+					s += " " + c.pos
+				}
+				got = append(got, s)
+			}
+			if g := strings.Join(got, "; "); g != want {
+				t.Errorf("topologies\n%s\nwant\n%s", g, want)
+			}
+			// Every definition is in the page: its name, its dimensions
+			// (names, sizes, periods) and its cells.
+			dims := map[uint32]otf2.CartDimension{}
+			for _, dm := range rep.Defs.CartDimensions {
+				dims[dm.Self] = dm
+			}
+			n := 0
+			for _, topo := range rep.Defs.CartTopologies {
+				wc := defCells(t, rep.Defs, rep.Placements, topo)
+				found := false
+				for _, jt := range d.Topologies {
+					if jt.Name != rep.Defs.Str(topo.Name) || len(jt.Dims) != len(topo.Dims) {
+						continue
+					}
+					same := true
+					for k, id := range topo.Dims {
+						dm := dims[id]
+						same = same && jt.Dims[k] == jsDim{Name: rep.Defs.Str(dm.Name), Size: int(dm.Size), Periodic: dm.Periodic != 0}
+					}
+					if same && slices.Equal(pageCells(t, jt), wc) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("topology %d (%s) with cells %v is not in the page", topo.Self, rep.Defs.Str(topo.Name), wc)
+				}
+				n++
+			}
+			var count int
+			for _, jt := range d.Topologies {
+				count += jt.Count
+			}
+			if count != n {
+				t.Errorf("the page counts %d definitions, the trace has %d", count, n)
+			}
+
+			// A periodic dimension is one in the page.
+			defs := *rep.Defs
+			defs.CartDimensions = slices.Clone(defs.CartDimensions)
+			defs.CartDimensions[0].Periodic = 1
+			per := *rep
+			per.Defs = &defs
+			_, pd := pageOf(t, per.HTML(HTMLOptions{}))
+			if len(pd.Topologies) == 0 || !pd.Topologies[0].Dims[0].Periodic || pd.Topologies[0].Dims[1].Periodic {
+				t.Errorf("periodic dimension 0: %+v", pd.Topologies)
+			}
+
+			// The page of the reference's report has the same topologies
+			// (scout's own CUBE report of a hybrid trace places only the
+			// master threads in "Process x Thread").
+			if s := tracetest.SharedDir(); s != "" {
+				ref := filepath.Join(filepath.Dir(s), filepath.Base(filepath.Dir(tr.Dir)), name, "expected", "scout.cubex")
+				c, err := cube.ReadFile(ref)
+				if err != nil {
+					t.Logf("no reference report: %v", err)
+					return
+				}
+				_, cd := pageOf(t, CubeHTML(c, HTMLOptions{}))
+				if len(cd.Topologies) != len(d.Topologies) {
+					t.Fatalf("reference report: %d topologies, want %d", len(cd.Topologies), len(d.Topologies))
+				}
+				for i, jt := range d.Topologies {
+					ct := cd.Topologies[i]
+					if ct.Name != jt.Name || ct.Count != jt.Count || ct.Threads != jt.Threads || !slices.Equal(ct.Dims, jt.Dims) ||
+						!slices.Equal(pageCells(t, ct), pageCells(t, jt)) {
+						t.Errorf("reference report: topology %d %+v, want %+v", i, ct, jt)
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("none", func(t *testing.T) {
+		rep := reportFromCSV(t, htmlTrace(t, "ps_late_sender"))
+		defs := *rep.Defs
+		defs.CartTopologies, defs.CartCoordinates = nil, nil
+		rep.Defs = &defs
+		c, h, err := rep.CubeAndHTML(HTMLOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, d := pageOf(t, h)
+		if len(d.Topologies) != 0 || !bytes.Contains(page, []byte(`id="topo-none"`)) || !strings.Contains(h.view.TopoNone, "trace defines no Cartesian topology") {
+			t.Errorf("without a topology: %d topologies, %q", len(d.Topologies), h.view.TopoNone)
+		}
+		if !bytes.Contains(page, []byte(`"topologies":[]`)) {
+			t.Error("no empty list of topologies for the script")
+		}
+		hc := CubeHTML(c, HTMLOptions{})
+		if _, d := pageOf(t, hc); len(d.Topologies) != 0 || !strings.Contains(hc.view.TopoNone, "report defines no") {
+			t.Errorf("CUBE report without a topology: %d topologies, %q", len(d.Topologies), hc.view.TopoNone)
+		}
+	})
 }

@@ -297,3 +297,39 @@ func TestCombineSparseMetricIDs(t *testing.T) {
 		t.Errorf("combined report differs: %v", d)
 	}
 }
+
+// TestTopologiesMatchReference checks the Cartesian topologies of
+// scout.cubex against the reference's report, where ../shared has it:
+// the same topologies, each placing the same locations (by rank and
+// thread) at the same coordinates (for hybrid traces, Score-P's
+// "Process x Thread" places every thread).
+func TestTopologiesMatchReference(t *testing.T) {
+	n := 0
+	for _, tr := range tracetest.All(t) {
+		ref := tr.Expected("scout.cubex")
+		if s := tracetest.SharedDir(); !fileExists(ref) && s != "" {
+			// the bundled copies leave the reports out: ../shared has them
+			for _, folder := range []string{"traces", "traces-clc", "traces-hybrid"} {
+				if p := filepath.Join(filepath.Dir(s), folder, filepath.Base(tr.Dir), "expected", "scout.cubex"); fileExists(p) {
+					ref = p
+				}
+			}
+		}
+		if !fileExists(ref) || tr.Corrected() {
+			continue
+		}
+		n++
+		t.Run(tr.Name, func(t *testing.T) {
+			out := t.TempDir()
+			if err := run(tr.Args("-q", "--no-html", "-o", out), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(topologyCoords(t, ref), topologyCoords(t, filepath.Join(out, "scout.cubex"))); d != "" {
+				t.Errorf("topologies (-reference +scout):\n%s", d)
+			}
+		})
+	}
+	if n == 0 {
+		t.Skip("no reference reports (../shared is absent)")
+	}
+}

@@ -38,6 +38,19 @@ var htmlBrowserTraces = []string{
 	"testdata/traces-hybrid/omp_lock_np2t2",
 }
 
+// htmlBrowserTopology is the topology each page shows first: its sizes
+// and its number of cells (Score-P defines "Process x Thread" in every
+// trace; ps_mixed_np8 has a 4 × 2 grid of its own besides).
+var htmlBrowserTopology = map[string]struct {
+	dims  string
+	cells int
+}{
+	"ps_late_sender":  {"4x1", 4},
+	"ps_wait_barrier": {"4x1", 4},
+	"ps_mixed_np8":    {"4x2", 8},
+	"omp_lock_np2t2":  {"2x2", 4},
+}
+
 // chromium returns the path of the Chromium binary, "" when none.
 func chromium() string {
 	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -280,7 +293,34 @@ func TestHTMLBrowser(t *testing.T) {
 			}
 			tb := openPage(t, bctx, filepath.Join(out, "scout.html"))
 			checkPage(t, tb, cells, !strings.HasPrefix(name, "omp_"))
-			tb.screenshot(t, out, name)
+			// The topology view shows the explorer's selection (visits
+			// of the top wait state's call path, exclusive), then follows
+			// it to time, inclusive.
+			topo := htmlBrowserTopology[name]
+			checkTopology(t, tb, topo.dims, topo.cells, false)
+			tb.click(t, `#metric-tree .mrow[data-metric="time"] .n`)
+			tb.click(t, `input[name="rank-kind"][value="incl"]`)
+			if got := tb.eval(t, `document.getElementById('topo-title').textContent`); !strings.Contains(got, "Time") || !strings.Contains(got, "inclusive") {
+				t.Errorf("the topology view shows %s after selecting time, inclusive", got)
+			}
+			checkTopology(t, tb, topo.dims, topo.cells, false)
+			if name == "ps_mixed_np8" {
+				// its topologies: the 4 × 2 grid (defined twice) and
+				// "Process x Thread"
+				var opts []string
+				tb.evalInto(t, `Array.from(document.querySelectorAll('#topo-select option')).map(o => o.textContent)`, &opts)
+				if len(opts) != 2 || !strings.Contains(opts[0], "MPI_Cartesian_4x2 (4 × 2), defined 2 times") || !strings.HasPrefix(opts[1], "Process x Thread (8 × 1)") {
+					t.Errorf("topologies to select: %q", opts)
+				}
+				tb.click(t, `#waitstates tbody tr:first-child td.name`)
+				checkTopology(t, tb, topo.dims, topo.cells, false)
+				tb.screenshot(t, out, name)
+				selectTopology(t, tb, 1)
+				checkTopology(t, tb, "8x1", 8, false)
+				selectTopology(t, tb, 0)
+			} else {
+				tb.screenshot(t, out, name)
+			}
 			tb.checkConsole(t)
 
 			// scout report --html of the report: the same headline.
@@ -303,6 +343,8 @@ func TestHTMLBrowser(t *testing.T) {
 			if got := rb.eval(t, `document.getElementById('comm-none') !== null`); got != "true" {
 				t.Error("the report page does not say that it has no communication matrix")
 			}
+			// the report's topologies: the same as the analysis's page
+			checkTopology(t, rb, topo.dims, topo.cells, false)
 			rb.checkConsole(t)
 		})
 	}
@@ -401,6 +443,201 @@ func TestHTMLBrowser(t *testing.T) {
 			t.Errorf("matrix of messages: %s, want 3 3 5 4", got)
 		}
 		tb.screenshot(t, tmp, "comm")
+		tb.checkConsole(t)
+	})
+}
+
+// topoCell is a cell of the topology view as the page draws it.
+type topoCell struct {
+	Cell, Rank, Thread, Coords, Value, Title string
+}
+
+const topoCellsJS = `Array.from(document.querySelectorAll('#topo-grids rect.cell')).map(r => ({cell: r.dataset.cell,
+	rank: r.dataset.rank, thread: r.dataset.thread || '', coords: r.dataset.coords, value: r.dataset.value,
+	title: r.querySelector('title').textContent}))`
+
+// selectTopology shows the i-th topology of the page's selector.
+func selectTopology(t *testing.T, tb *tab, i int) {
+	t.Helper()
+	tb.eval(t, `(() => { const s = document.getElementById('topo-select'); s.value = '`+strconv.Itoa(i)+`'; s.dispatchEvent(new Event('change')); return 1; })()`)
+}
+
+// checkTopology checks the topology view against the explorer's table
+// of values per location: the grid has the sizes dims and that many
+// cells, each the value of its rank (the sum of the rank's threads, or
+// the master thread's with master) or of its thread; pointing at a
+// cell says its rank, coordinates and value, and so does clicking it.
+func checkTopology(t *testing.T, tb *tab, dims string, cells int, master bool) {
+	t.Helper()
+	if got := tb.eval(t, `document.getElementById('topo-dims').dataset.dims`); got != `"`+dims+`"` {
+		t.Errorf("topology of sizes %s, want %s", got, dims)
+	}
+	if tb.eval(t, `document.getElementById('rank-values').open`) != "true" {
+		tb.click(t, `#rank-values summary`)
+	}
+	if err := chromedp.Do(tb.ctx, chromedp.WaitVisible(chromedp.CSS(`#rank-table tbody tr`))); err != nil {
+		t.Fatal(err)
+	}
+	var per []struct{ Loc, Value string }
+	tb.evalInto(t, `Array.from(document.querySelectorAll('#rank-table tbody tr')).map(tr => ({loc: tr.dataset.loc, value: tr.querySelector('td.num').dataset.value}))`, &per)
+	var cs []topoCell
+	tb.evalInto(t, topoCellsJS, &cs)
+	if len(cs) != cells {
+		t.Fatalf("%d cells, want %d", len(cs), cells)
+	}
+	// The values by cell: a thread's, or a rank's from its threads in
+	// the table's order (the page's), starting from 0 as the page does.
+	threads := cs[0].Thread != ""
+	want := map[string]float64{}
+	for _, p := range per {
+		rank, thread, _ := strings.Cut(p.Loc, ".")
+		key := rank
+		switch {
+		case threads:
+			key = p.Loc + map[bool]string{true: ".0", false: ""}[thread == ""]
+		case master && thread != "":
+			continue
+		}
+		want[key] += parseF(t, p.Value)
+	}
+	largest := -1
+	for i, c := range cs {
+		key := c.Rank
+		if threads {
+			key += "." + c.Thread
+		}
+		w, ok := want[key]
+		if !ok {
+			t.Errorf("cell %s at (%s): no such location in the table", key, c.Coords)
+			continue
+		}
+		if c.Value == "" || parseF(t, c.Value) != w {
+			t.Errorf("cell %s at (%s): %q, want %v (the table's)", key, c.Coords, c.Value, w)
+		}
+		at := "(" + strings.ReplaceAll(c.Coords, ",", ", ") + ")"
+		if !strings.HasPrefix(c.Title, "rank "+c.Rank) || !strings.Contains(c.Title, at) {
+			t.Errorf("cell %s: tooltip %q", key, c.Title)
+		}
+		if largest < 0 || parseF(t, c.Value) > parseF(t, cs[largest].Value) {
+			largest = i
+		}
+	}
+	c := cs[largest]
+	tb.click(t, `#topo-grids rect.cell[data-cell="`+c.Cell+`"]`)
+	var info struct{ Rank, Value, Text string }
+	tb.evalInto(t, `(() => { const p = document.getElementById('topo-info'); return {rank: p.dataset.rank, value: p.dataset.value, text: p.textContent}; })()`, &info)
+	if info.Rank != c.Rank || info.Value != c.Value || !strings.Contains(info.Text, "("+strings.ReplaceAll(c.Coords, ",", ", ")+")") {
+		t.Errorf("clicking rank %s at (%s), %s: %+v", c.Rank, c.Coords, c.Value, info)
+	}
+}
+
+// TestHTMLTopologyBrowser opens the pages of generated traces with a
+// 3-D grid, with a 2-D grid of ranks with two threads each, with a
+// periodic dimension and without a topology.
+func TestHTMLTopologyBrowser(t *testing.T) {
+	bctx := browser(t)
+	tmp := t.TempDir()
+	analyze := func(t *testing.T, name string, tracegen ...string) (string, tracetest.Cells) {
+		t.Helper()
+		dir := filepath.Join(tmp, name)
+		if err := run(append([]string{"tracegen", "-q", "-o", filepath.Join(dir, "trace")}, tracegen...), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		csvPath := filepath.Join(dir, "scout.csv")
+		var stderr bytes.Buffer
+		if err := run([]string{"-q", "-o", dir, "--csv", csvPath, filepath.Join(dir, "trace")}, io.Discard, &stderr); err != nil {
+			t.Fatalf("scout: %v\n%s", err, stderr.String())
+		}
+		cells, err := tracetest.ReadCSV(csvPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, cells
+	}
+
+	t.Run("3-D", func(t *testing.T) {
+		dir, cells := analyze(t, "halo3d", "--ranks", "8", "--phase", "halo_3d:dims=2x2x2,imbalance=200us")
+		tb := openPage(t, bctx, filepath.Join(dir, "scout.html"))
+		checkPage(t, tb, cells, true)
+		checkTopology(t, tb, "2x2x2", 8, false)
+		if n := tb.eval(t, `document.querySelectorAll('#topo-grids svg.topo-grid').length`); n != "2" {
+			t.Errorf("%s slices, want 2", n)
+		}
+		if got := tb.eval(t, `Array.from(document.querySelectorAll('#topo-grids figcaption')).map(f => f.textContent).join('; ')`); got != `"dimension 2 = 0; dimension 2 = 1"` {
+			t.Errorf("slices %s", got)
+		}
+		// rank r at (r/4, r/2%2, r%2): row-major, as MPI_Cart_create
+		var cs []topoCell
+		tb.evalInto(t, topoCellsJS, &cs)
+		for _, c := range cs {
+			r, _ := strconv.Atoi(c.Rank)
+			if want := fmt.Sprintf("%d,%d,%d", r/4, r/2%2, r%2); c.Coords != want {
+				t.Errorf("rank %d at %s, want %s", r, c.Coords, want)
+			}
+		}
+		tb.click(t, `input[name="topo-scale"][value="min"]`)
+		checkTopology(t, tb, "2x2x2", 8, false)
+		// the top wait state, whose values differ by rank
+		tb.click(t, `#waitstates tbody tr:first-child td.name`)
+		checkTopology(t, tb, "2x2x2", 8, false)
+		tb.screenshot(t, tmp, "topology-3d")
+		tb.checkConsole(t)
+	})
+
+	t.Run("2-D with threads", func(t *testing.T) {
+		dir, cells := analyze(t, "hybrid", "--ranks", "4", "--threads", "2", "--phase", "halo_2d:dims=2x2", "--phase", "omp_barrier:imbalance=1ms")
+		tb := openPage(t, bctx, filepath.Join(dir, "scout.html"))
+		checkPage(t, tb, cells, false)
+		tb.click(t, `#metric-tree .mrow[data-metric="time"] .n`)
+		checkTopology(t, tb, "2x2", 4, false)
+		if tb.eval(t, `document.getElementById('topo-threads-box').hidden`) != "false" || !strings.Contains(tb.eval(t, `document.getElementById('topo-dims').textContent`), "the sum of its threads") {
+			t.Error("the view does not say that a rank's value sums its threads")
+		}
+		if got := tb.eval(t, `document.getElementById('topo-info').textContent`); !strings.Contains(got, "(thread 1)") {
+			t.Errorf("a rank's cell does not show its threads: %s", got)
+		}
+		tb.click(t, `input[name="topo-threads"][value="master"]`)
+		checkTopology(t, tb, "2x2", 4, true)
+		// the top wait state (OpenMP, on every thread), threads summed
+		tb.click(t, `#waitstates tbody tr:first-child td.name`)
+		tb.click(t, `input[name="topo-threads"][value="sum"]`)
+		checkTopology(t, tb, "2x2", 4, false)
+		tb.screenshot(t, tmp, "topology-threads")
+		tb.checkConsole(t)
+	})
+
+	t.Run("periodic", func(t *testing.T) {
+		dir, _ := analyze(t, "periodic", "--ranks", "8", "--phase", "halo_2d:dims=4x2")
+		rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: filepath.Join(dir, "trace")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Defs.CartDimensions[0].Periodic = 1
+		page := filepath.Join(tmp, "periodic.html")
+		f, err := os.Create(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.HTML(combine.HTMLOptions{Title: "periodic"}).Write(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		tb := openPage(t, bctx, page)
+		var dims struct{ Periodic, Text string }
+		tb.evalInto(t, `({periodic: document.getElementById('topo-dims').dataset.periodic, text: document.getElementById('topo-dims').textContent})`, &dims)
+		if dims.Periodic != "10" || !strings.Contains(dims.Text, "dimension 0 (4, periodic") || strings.Contains(dims.Text, "dimension 1 (2, periodic") {
+			t.Errorf("periodic dimension 0: %+v", dims)
+		}
+		checkTopology(t, tb, "4x2", 8, false)
+		tb.checkConsole(t)
+	})
+
+	t.Run("none", func(t *testing.T) {
+		dir, _ := analyze(t, "none", "--ranks", "4", "--phase", "late_sender")
+		tb := openPage(t, bctx, filepath.Join(dir, "scout.html"))
+		if got := tb.eval(t, `document.getElementById('topo-none').textContent`); got != `"The trace defines no Cartesian topology."` {
+			t.Errorf("without a topology: %s", got)
+		}
 		tb.checkConsole(t)
 	})
 }

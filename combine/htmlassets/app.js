@@ -7,7 +7,9 @@
  * contains its sub-metrics') and call-path exclusive, as in the CUBE
  * report and the CSV; inclusive values and a metric's own part are
  * computed here. Arrays of numbers are base64 of little-endian doubles
- * (or 32-bit unsigned integers).
+ * (or 32-bit unsigned integers). The Cartesian topologies list their
+ * cells: a rank (or, in a topology of threads, a rank's thread) and its
+ * coordinates.
  */
 (function () {
   'use strict';
@@ -217,6 +219,11 @@
     query: '',
     rankIncl: true,
     commKind: 'bytes',
+    row: null, // the values per location that the rank pane shows (null: not in the page)
+    topo: 0, // the topology shown
+    topoMaster: false, // a rank's value is its master thread's (else its threads' sum)
+    topoSel: -1, // the cell clicked
+    topoFromMin: false, // colours from the smallest value (else from 0)
   };
   // Open the roots, and chains of single children below them.
   for (const r of roots) {
@@ -436,7 +443,11 @@
     const incl = state.rankIncl;
     const missing = $('rank-missing');
     const ids = ['stat-min', 'stat-min-at', 'stat-mean', 'stat-max', 'stat-max-at', 'stat-imb', 'stat-imb-pct'];
-    if (c < 0) return;
+    if (c < 0) {
+      state.row = null;
+      renderTopo();
+      return;
+    }
     $('rank-title').textContent = '· ' + metrics[m].display + (isOwn(m) ? ' (own part)' : '') + ' in ' + names[c] + ' (' + (incl ? 'inclusive' : 'exclusive') + ')';
     const r = isOwn(m) ? ownRow(m, c, incl) : rowOf(m, c, incl);
     const table = document.querySelector('#rank-table tbody');
@@ -447,6 +458,8 @@
       ids.forEach((id) => { $(id).textContent = '–'; });
       table.textContent = '';
       if (rankChart) { rankChart.data.datasets[0].data = []; rankChart.update('none'); }
+      state.row = null;
+      renderTopo();
       return;
     }
     missing.hidden = true;
@@ -473,6 +486,8 @@
     $('stat-imb-pct').textContent = mean > 0 ? 'max/mean − 1 = ' + pct(max - mean, mean) : '';
     drawRankChart(r, at1);
     fillRankTable(r);
+    state.row = r;
+    renderTopo();
   }
   function fillRankTable(r) {
     const details = $('rank-values');
@@ -531,6 +546,248 @@
       rankChart.options.scales.y.title.text = unitOf(state.metric);
       rankChart.update('none');
     }
+  }
+
+  // --- the topology view ------------------------------------------------
+  // The explorer's selection on each Cartesian topology of the trace:
+  // one cell per rank (its threads summed, or its master thread alone)
+  // or, in a topology of threads (Score-P's "Process x Thread" of a
+  // hybrid trace), per thread. Dimension 0 runs across, dimension 1
+  // down; a grid of three (or more) dimensions is drawn as slices, one
+  // small grid per position along the others. Cells are SVG rectangles
+  // (they print as drawn), coloured linearly from the lightest (0, or
+  // the smallest value when it is negative, or when asked for) to the
+  // darkest (the largest value).
+  const topos = D.topologies || [];
+  const locIdx = new Map(D.locations.map((lab, i) => [lab, i]));
+  const rankLocs = new Map(); // rank → its locations
+  D.locations.forEach((lab, i) => {
+    const r = Number(lab.split('.')[0]);
+    if (!rankLocs.has(r)) rankLocs.set(r, []);
+    rankLocs.get(r).push(i);
+  });
+  const pageRanks = rankLocs.size;
+  // The first topology shown is the program's own (not the measurement
+  // system's "Process x Thread"), when it has one.
+  state.topo = Math.max(0, topos.findIndex((t) => t.name !== 'Process x Thread'));
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k) e.append(k);
+    return e;
+  }
+  const ramp = [[255, 250, 228], [253, 219, 140], [246, 160, 72], [221, 92, 42], [168, 32, 32], [96, 8, 24]];
+  function colour(t) {
+    const x = Math.min(1, Math.max(0, t)) * (ramp.length - 1);
+    const i = Math.min(ramp.length - 2, Math.floor(x));
+    const f = x - i;
+    return 'rgb(' + ramp[i].map((a, k) => Math.round(a + f * (ramp[i + 1][k] - a))).join(',') + ')';
+  }
+  const noData = '#c9ced6';
+  // short: a value in a cell, in at most 6 characters
+  function short(v) {
+    const s = String(Number(v.toPrecision(3)));
+    return s.length <= 6 ? s : v.toExponential(1).replace('e+', 'e');
+  }
+  const dimName = (t, k) => t.dims[k].name || 'dimension ' + k;
+  function topoLabel(t) {
+    return (t.name || 'unnamed') + ' (' + t.dims.map((d) => d.size).join(' × ') + ')' + (t.count > 1 ? ', defined ' + t.count + ' times' : '');
+  }
+  const coordsOf = (t, i) => t.coords.slice(i * t.dims.length, (i + 1) * t.dims.length);
+  const cellName = (t, i) => 'rank ' + t.rank[i] + (t.threads ? ' thread ' + t.thread[i] : '');
+  const threadName = (l) => 'thread ' + (D.locations[l].split('.')[1] || '0');
+  // cellLocs returns the locations whose values make cell i's.
+  function cellLocs(t, i) {
+    if (t.threads) {
+      const l = locIdx.get(t.thread[i] ? t.rank[i] + '.' + t.thread[i] : String(t.rank[i]));
+      return l === undefined ? [] : [l];
+    }
+    if (state.topoMaster) {
+      const l = locIdx.get(String(t.rank[i]));
+      return l === undefined ? [] : [l];
+    }
+    return rankLocs.get(t.rank[i]) || [];
+  }
+  function cellValue(t, i, row) {
+    const ls = cellLocs(t, i);
+    if (!ls.length) return null;
+    let v = 0;
+    for (const l of ls) v += row[l];
+    return v;
+  }
+  if (topos.length) {
+    const sel = $('topo-select');
+    topos.forEach((t, i) => sel.append(el('option', { value: String(i), text: topoLabel(t), selected: i === state.topo })));
+    if (topos.length === 1) $('topo-select-box').hidden = true;
+    sel.addEventListener('change', () => { state.topo = Number(sel.value); state.topoSel = -1; renderTopo(); });
+    document.querySelectorAll('input[name="topo-threads"]').forEach((inp) => inp.addEventListener('change', () => {
+      if (!inp.checked) return;
+      state.topoMaster = inp.value === 'master';
+      renderTopo();
+    }));
+    document.querySelectorAll('input[name="topo-scale"]').forEach((inp) => inp.addEventListener('change', () => {
+      if (!inp.checked) return;
+      state.topoFromMin = inp.value === 'min';
+      renderTopo();
+    }));
+    const grids = $('topo-grids');
+    const pick = (ev) => {
+      const r = ev.target.closest('[data-cell]');
+      if (!r) return;
+      state.topoSel = Number(r.dataset.cell);
+      grids.querySelectorAll('.cell.sel').forEach((x) => x.classList.remove('sel'));
+      r.classList.add('sel');
+      topoInfo();
+    };
+    grids.addEventListener('click', pick);
+    grids.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(ev); } });
+  }
+  // topoInfo says the clicked cell's rank, coordinates and value.
+  function topoInfo() {
+    const info = $('topo-info');
+    const t = topos[state.topo];
+    const i = state.topoSel;
+    const row = state.row;
+    info.textContent = '';
+    delete info.dataset.rank;
+    delete info.dataset.value;
+    if (!t || i < 0 || i >= t.rank.length || !row) return;
+    const m = state.metric;
+    const v = cellValue(t, i, row);
+    info.dataset.rank = String(t.rank[i]);
+    info.dataset.coords = coordsOf(t, i).join(',');
+    let text = cellName(t, i) + ' at (' + coordsOf(t, i).join(', ') + '): ';
+    if (v === null) {
+      text += 'no values (the report has no location of this rank)';
+    } else {
+      info.dataset.value = String(v);
+      text += fmt(v, m) + ' ' + unitOf(m);
+      const ls = cellLocs(t, i);
+      if (ls.length > 1) text += ' = ' + ls.map((l) => fmt(row[l], m) + ' (' + threadName(l) + ')').join(' + ');
+    }
+    info.textContent = text;
+  }
+  function renderTopo() {
+    if (!topos.length) return;
+    const t = topos[state.topo];
+    const m = state.metric;
+    const nd = t.dims.length;
+    const row = state.row;
+    const grids = $('topo-grids');
+    const legend = $('topo-legend');
+    const missing = $('topo-missing');
+    grids.textContent = '';
+    legend.textContent = '';
+    $('topo-title').textContent = state.cp >= 0 ? '· ' + metrics[m].display + (isOwn(m) ? ' (own part)' : '') + ' in ' + names[state.cp] + ' (' + (state.rankIncl ? 'inclusive' : 'exclusive') + ')' : '';
+    $('topo-threads-box').hidden = t.threads || !hasThreads;
+    // The dimensions: which runs across, which down, which makes slices.
+    const role = (k) => (k === 0 ? 'across' : k === 1 ? 'down' : 'slices');
+    const dimsText = t.dims.map((d, k) => dimName(t, k) + ' (' + d.size + (d.periodic ? ', periodic ↻' : '') + ', ' + role(k) + ')').join(' × ');
+    const inTopo = new Set(t.rank);
+    let per = t.threads ? 'One cell per thread.' : hasThreads ? (state.topoMaster ? 'One cell per rank: its master thread.' : 'One cell per rank: the sum of its threads.') : 'One cell per rank.';
+    if (inTopo.size < pageRanks) per += ' ' + (pageRanks - inTopo.size) + ' of the ' + pageRanks + ' ranks are not in this topology.';
+    const dims = $('topo-dims');
+    dims.textContent = nd + '-D: ' + dimsText + '. ' + per;
+    dims.dataset.dims = t.dims.map((d) => d.size).join('x');
+    dims.dataset.periodic = t.dims.map((d) => (d.periodic ? '1' : '0')).join('');
+    if (!row) {
+      missing.hidden = false;
+      missing.textContent = 'This page does not hold the values per location of this metric and call path; scout.cubex has them.';
+      topoInfo();
+      return;
+    }
+    missing.hidden = true;
+    const n = t.rank.length;
+    const vals = new Array(n);
+    let lo = Infinity, hi = -Infinity, maxAt = -1;
+    for (let i = 0; i < n; i++) {
+      const v = cellValue(t, i, row);
+      vals[i] = v;
+      if (v === null) continue;
+      lo = Math.min(lo, v);
+      if (v > hi) { hi = v; maxAt = i; }
+    }
+    if (maxAt < 0) lo = hi = 0;
+    if (!state.topoFromMin) lo = Math.min(lo, 0);
+    const span = hi - lo;
+    const tOf = (v) => (span > 0 ? (v - lo) / span : 0);
+    // The slices: every position along dimensions 2, 3, … (row-major).
+    const nx = nd > 0 ? t.dims[0].size : 1;
+    const ny = nd > 1 ? t.dims[1].size : 1;
+    let nz = 1;
+    for (let k = 2; k < nd; k++) nz *= t.dims[k].size;
+    const bySlice = new Map();
+    for (let i = 0; i < n; i++) {
+      const co = coordsOf(t, i);
+      let z = 0;
+      for (let k = 2; k < nd; k++) z = z * t.dims[k].size + co[k];
+      if (!bySlice.has(z)) bySlice.set(z, []);
+      bySlice.get(z).push(i);
+    }
+    const maxSlices = 256;
+    const sliced = nz > 1;
+    const fit = sliced ? 360 : 720;
+    const cs = Math.max(sliced ? 4 : 6, Math.min(sliced ? 48 : 64, Math.floor(fit / Math.max(nx, ny, 1))));
+    const step = Math.max(1, Math.ceil(16 / cs));
+    const mx = 26, my = 16; // room for the coordinates
+    const u = ' ' + unitOf(m);
+    let empty = false;
+    for (let z = 0; z < Math.min(nz, maxSlices); z++) {
+      const w = mx + nx * cs + 2, h = my + ny * cs + 2;
+      const g = svg('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'group', class: 'topo-grid', 'data-slice': String(z) });
+      g.append(svg('rect', { x: mx, y: my, width: nx * cs, height: ny * cs, class: 'vacant' }));
+      for (let x = 0; x < nx; x += step) g.append(svg('text', { x: mx + (x + 0.5) * cs, y: my - 4, class: 'axis', 'text-anchor': 'middle', text: String(x) }));
+      for (let y = 0; y < ny; y += step) g.append(svg('text', { x: mx - 4, y: my + (y + 0.5) * cs + 4, class: 'axis', 'text-anchor': 'end', text: String(y) }));
+      const cells = bySlice.get(z) || [];
+      if (cells.length < nx * ny) empty = true;
+      for (const i of cells) {
+        const co = coordsOf(t, i);
+        const x = co[0], y = nd > 1 ? co[1] : 0;
+        const v = vals[i];
+        const tv = v === null ? 0 : tOf(v);
+        const tip = cellName(t, i) + ' (' + co.join(', ') + '): ' + (v === null ? 'no values' : fmt(v, m) + u);
+        const attrs = {
+          x: mx + x * cs, y: my + y * cs, width: cs, height: cs, class: 'cell' + (i === state.topoSel ? ' sel' : '') + (i === maxAt ? ' max' : ''),
+          fill: v === null ? noData : colour(tv), tabindex: '0', role: 'button', 'aria-label': tip,
+          'data-cell': String(i), 'data-rank': String(t.rank[i]), 'data-coords': co.join(','), 'data-value': v === null ? '' : String(v),
+        };
+        if (t.threads) attrs['data-thread'] = String(t.thread[i]);
+        g.append(svg('rect', attrs, svg('title', { text: tip })));
+        if (cs >= 40) {
+          const ink = tv > 0.55 ? '#ffffff' : '#1d2430';
+          g.append(svg('text', { x: mx + (x + 0.5) * cs, y: my + y * cs + 14, class: 'in-cell small', 'text-anchor': 'middle', fill: ink, text: t.threads ? t.rank[i] + '.' + t.thread[i] : 'r' + t.rank[i] }));
+          if (v !== null) g.append(svg('text', { x: mx + (x + 0.5) * cs, y: my + y * cs + cs / 2 + 10, class: 'in-cell', 'text-anchor': 'middle', fill: ink, text: short(v) }));
+        }
+      }
+      let caption = '';
+      if (sliced) {
+        const pos = [];
+        for (let k = nd - 1, r = z; k >= 2; k--) { pos.unshift(dimName(t, k) + ' = ' + (r % t.dims[k].size)); r = Math.floor(r / t.dims[k].size); }
+        caption = pos.join(', ');
+      }
+      grids.append(el('figure', { class: 'topo-slice' }, g, caption ? el('figcaption', { text: caption }) : null));
+    }
+    if (nz > maxSlices) grids.append(el('p', { class: 'note', text: 'Only the first ' + maxSlices + ' of the ' + nz + ' slices are drawn.' }));
+    // The legend: the colour ramp from the lightest to the darkest.
+    const lw = 240;
+    const lg = svg('svg', { width: lw + 20, height: 40, viewBox: '0 0 ' + (lw + 20) + ' 40', class: 'topo-ramp' });
+    const grad = svg('linearGradient', { id: 'topo-ramp-grad', x1: '0', x2: '1', y1: '0', y2: '0' });
+    ramp.forEach((_, k) => grad.append(svg('stop', { offset: String(k / (ramp.length - 1)), 'stop-color': colour(k / (ramp.length - 1)) })));
+    lg.append(svg('defs', {}, grad), svg('rect', { x: 10, y: 4, width: lw, height: 14, fill: 'url(#topo-ramp-grad)', stroke: '#9aa1ad', 'stroke-width': 0.5 }),
+      svg('text', { x: 10, y: 34, class: 'axis', 'text-anchor': 'start', text: fmt(lo, m) + u }),
+      svg('text', { x: 10 + lw, y: 34, class: 'axis', 'text-anchor': 'end', text: fmt(hi, m) + u }));
+    legend.append(lg);
+    const ltext = el('span', { class: 'sub', text: maxAt >= 0 ? 'largest: ' + cellName(t, maxAt) + ' at (' + coordsOf(t, maxAt).join(', ') + ')' : 'no values' });
+    ltext.dataset.lo = String(lo);
+    ltext.dataset.hi = String(hi);
+    legend.append(ltext);
+    if (empty) legend.append(el('span', { class: 'sub swatch-vacant', text: 'no rank at this position' }));
+    if (vals.some((v) => v === null)) legend.append(el('span', { class: 'sub swatch-nodata', text: 'no values' }));
+    topoInfo();
   }
 
   function renderAll() {
