@@ -29,6 +29,10 @@ type Profile struct {
 	// Skipped are the parts of the analysis that did not run: their
 	// metrics, and those derived from them, do not exist.
 	Skipped patterns.Parts
+	// Grid2D: the trace defines a 2-D process grid the wavefront refill
+	// patterns analyze (patterns.HasWavefrontGrid); without one their
+	// metrics do not exist.
+	Grid2D bool
 }
 
 // Callpath is one node of a Profile's call tree.
@@ -57,8 +61,9 @@ type Derived struct {
 // OpenMP region, and so on); time, execution, computation, overhead, visits
 // and the imbalance metrics always exist. The metrics of a part of the
 // analysis that did not run (Profile.Skipped: the root causes, the
-// critical path), and those derived from them, do not exist. Copied
-// metrics absent from the profile are zero.
+// critical path), and those derived from them, do not exist, nor do the
+// wavefront refill metrics of a trace without a 2-D process grid
+// (Profile.Grid2D). Copied metrics absent from the profile are zero.
 //
 // With OpenMP, the time is first completed as the reference's remapper
 // does: each worker thread is idle (omp_idle_threads) for as long as its
@@ -74,6 +79,9 @@ func Derive(p *Profile) *Derived {
 	for i, cp := range p.Callpaths {
 		d.classes[i] = classify(cp.Region)
 		d.present |= d.classes[i]
+	}
+	if p.Grid2D {
+		d.present |= hasGrid2D
 	}
 	res := &Derived{Values: d.out}
 	for _, m := range metricTree {
@@ -527,6 +535,7 @@ func (r *Report) Profile() *Profile {
 		Locations: make([]localtrace.Placement, len(r.Results)),
 		Values:    make(map[string][][]float64, len(r.Metrics)),
 		Skipped:   r.Skipped,
+		Grid2D:    patterns.HasWavefrontGrid(r.Defs),
 	}
 	for i, n := range r.Tree.Nodes {
 		cp := Callpath{Parent: -1, Region: RegionInfo{Name: r.RegionName(n.Region)}}

@@ -85,6 +85,10 @@ const (
 	hasOpenCLKernels
 	hasCUDA
 	hasCUDAKernels
+	// hasGrid2D is no paradigm of a call path: the trace defines a 2-D
+	// process grid (Profile.Grid2D), where the wavefront refill metrics
+	// exist.
+	hasGrid2D
 )
 
 // The name patterns of the remapping specification.

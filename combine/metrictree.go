@@ -57,6 +57,9 @@ type MetricDef struct {
 	Parent  string // parent's unique name, "" for a root
 	Integer bool   // data type INTEGER (counts, bytes) rather than FLOAT
 	Origin  Origin
+	// Own marks a metric of scout's own (patterns.Metric.Own), which the
+	// reference's tree does not have.
+	Own bool
 
 	// mask selects the call paths of a Masked metric.
 	mask class
@@ -94,7 +97,7 @@ func copied(unique, parent string) MetricDef {
 		panic("combine: metric tree: " + unique + " is not in the patterns' catalog")
 	}
 	d := metric(Copied, m.Unit, unique, m.Display, parent, m.Descr)
-	d.part = m.Part
+	d.part, d.Own = m.Part, m.Own
 	return d
 }
 
@@ -163,7 +166,9 @@ func computedBy(p patterns.Parts, ms ...MetricDef) []MetricDef {
 }
 
 // metricTree is the derived metric tree in report (preorder) order: the
-// metrics of Scalasca 2.6's scout.spec that this analysis can produce.
+// metrics of Scalasca 2.6's scout.spec that this analysis can produce,
+// and the metrics of scout's own (MetricDef.Own: the wavefront refill
+// refinements of Late Sender) after their siblings from the reference.
 // Left out are the metrics computed by analyses scout does not run yet
 // (one-sided and Pthread wait states) and the sums made only of them.
 var metricTree = slices.Concat(
@@ -203,6 +208,15 @@ var metricTree = slices.Concat(
 		copied("mpi_latesender_wo", "mpi_latesender"),
 		copied("mpi_lswo_different", "mpi_latesender_wo"),
 		copied("mpi_lswo_same", "mpi_latesender_wo"),
+	),
+	// Wavefront refill (scout's own metrics): on a 2-D process grid.
+	needing(hasGrid2D,
+		copied("mpi_latesender_refill_nw", "mpi_latesender"),
+		copied("mpi_latesender_refill_ne", "mpi_latesender"),
+		copied("mpi_latesender_refill_sw", "mpi_latesender"),
+		copied("mpi_latesender_refill_se", "mpi_latesender"),
+	),
+	needing(hasMPI,
 		copied("mpi_latereceiver", "mpi_point2point"),
 		timeMask(cMPICommCollective, "mpi_collective", "Collective", "mpi_communication", "Time in MPI collective calls that exchange data, such as broadcasts, reductions and all-to-all operations."),
 		copied("mpi_earlyreduce", "mpi_collective"),

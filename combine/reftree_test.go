@@ -207,7 +207,8 @@ func parseReferenceTree(t *testing.T) map[string]refMetric {
 // TestTreeMatchesReferenceTree checks every metric of our tree against the
 // reference's: same parent, same unit, same relative order, and a display
 // name and description; and that every reference metric we leave out is
-// listed in notAnalyzed.
+// listed in notAnalyzed. Metrics of scout's own (MetricDef.Own) must not
+// be the reference's and sit below a metric of the tree.
 func TestTreeMatchesReferenceTree(t *testing.T) {
 	ref := parseReferenceTree(t)
 	left := map[string]bool{}
@@ -224,6 +225,20 @@ func TestTreeMatchesReferenceTree(t *testing.T) {
 	for _, m := range MetricTree() {
 		ours[m.Unique] = true
 		r, ok := ref[m.Unique]
+		if m.Own {
+			// a metric of scout's own: not the reference's, placed
+			// below one of ours that comes before it
+			if ok {
+				t.Errorf("%s is marked as our own but is in the reference tree", m.Unique)
+			}
+			if !ours[m.Parent] {
+				t.Errorf("%s: parent %q is not in our tree before it", m.Unique, m.Parent)
+			}
+			if m.Display == "" || m.Descr == "" {
+				t.Errorf("%s: no display name or description", m.Unique)
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s is not in the reference tree", m.Unique)
 			continue

@@ -13,6 +13,11 @@ type Metric struct {
 	// Part is the optional part of the analysis that computes the metric
 	// (0: always computed), that of its pattern.
 	Part Parts
+	// Own marks a metric of scout's own, which the reference analyzer
+	// (Scalasca's scout) does not compute: comparisons with the
+	// reference's results (expected/scout.csv, trace.csv) leave it out,
+	// and the reference's metric tree has no place for it.
+	Own bool
 }
 
 func sec(name, display, parent, descr string) Metric {
@@ -96,6 +101,10 @@ const (
 	DelayOmpBarrierLT                              // delay_ompbarrier_longterm
 	DelayOmpIdle                                   // delay_ompidle
 	DelayOmpIdleLT                                 // delay_ompidle_longterm
+	RefillNW                                       // mpi_latesender_refill_nw
+	RefillNE                                       // mpi_latesender_refill_ne
+	RefillSW                                       // mpi_latesender_refill_sw
+	RefillSE                                       // mpi_latesender_refill_se
 	numMetrics
 )
 
@@ -217,6 +226,20 @@ var catalog = [numMetrics]Metric{
 		"Lag that left OpenMP worker threads idle only by way of other wait states it had caused first."),
 	NonCriticalPathActivities: sec("non_critical_path_activities", "Non-critical path activities", "",
 		"Wait-free time of a rank in a call path beyond that call path's critical-path time, which does not lengthen the run."),
+	RefillNW: own(sec("mpi_latesender_refill_nw", "Refill from North-West", "mpi_latesender",
+		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the north-west corner after a wavefront from another corner had passed.")),
+	RefillNE: own(sec("mpi_latesender_refill_ne", "Refill from North-East", "mpi_latesender",
+		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the north-east corner after a wavefront from another corner had passed.")),
+	RefillSW: own(sec("mpi_latesender_refill_sw", "Refill from South-West", "mpi_latesender",
+		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the south-west corner after a wavefront from another corner had passed.")),
+	RefillSE: own(sec("mpi_latesender_refill_se", "Refill from South-East", "mpi_latesender",
+		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the south-east corner after a wavefront from another corner had passed.")),
+}
+
+// own marks m as a metric of scout's own (Metric.Own).
+func own(m Metric) Metric {
+	m.Own = true
+	return m
 }
 
 // Named returns a location's values by metric name, for the output.

@@ -98,6 +98,9 @@ type Env struct {
 	CommMembers map[uint32][]int
 	commOrder   []uint32
 	commSelf    map[uint32]bool
+	// Carts are the Cartesian topologies over MPI communicators, by
+	// communicator (CartTopologies); nil for a trace without one.
+	Carts map[uint32]*Cart
 
 	// lists interns rank lists for the locations of this process
 	// (InternFunc)
@@ -182,6 +185,7 @@ func NewEnv(defs *otf2.Defs) (*Env, error) {
 			e.commOrder = append(e.commOrder, c.Self)
 		}
 	}
+	e.Carts = CartTopologies(defs)
 	return e, nil
 }
 

@@ -91,6 +91,10 @@ type phaseInfo struct {
 	// the maximum of c per row; Halo2D/3D the first completion in
 	// MPI_Waitall (D); Wavefront and MasterWorker the end of compute (F).
 	aux []uint64
+	// Wavefront: the timelines of the corners it sweeps from, by corner
+	// (nil: unused; waves[NW] is the phase itself), in mirrored places
+	// (see mirror)
+	waves [numCorners]*phaseInfo
 	// OpenMP kinds (c is nil): the compute ticks and the timelines per
 	// location (index r×threads + t) and per rank (ompTimelines)
 	ct []uint64
@@ -235,6 +239,14 @@ func checkPhase(p Phase, n int) error {
 	if len(p.Dims) > 0 && !p.Kind.grid() {
 		return fmt.Errorf("%v has no process grid: dims %s", p.Kind, gridName(p.Dims))
 	}
+	if len(p.Sweeps) > 0 && p.Kind != Wavefront {
+		return fmt.Errorf("%v has no sweeps: sweeps %s", p.Kind, sweepsName(p.Sweeps))
+	}
+	for _, k := range p.Sweeps {
+		if k >= numCorners {
+			return fmt.Errorf("sweeps: unknown corner %d", k)
+		}
+	}
 	return nil
 }
 
@@ -282,19 +294,7 @@ func (g *gen) prepare(p *phaseInfo) error {
 			p.aux[r] = d
 		}
 	case Wavefront:
-		p.aux = make([]uint64, g.n)
-		d0, d1 := p.dims[0], p.dims[1]
-		for r := range g.n {
-			i, j := r/d1, r%d1
-			x := gp // Enter of the first receive (or of compute)
-			if i > 0 {
-				x = max(x+gp, p.aux[r-d1]+3*gp) + 2*gp
-			}
-			if j > 0 {
-				x = max(x+gp, g.waveSendRight(p, r-1, i+1 < d0)+2*gp) + 2*gp
-			}
-			p.aux[r] = x + p.c[r]
-		}
+		g.prepareSweeps(p)
 	case MasterWorker:
 		p.aux = make([]uint64, g.n)
 		for w := 1; w < g.n; w++ {
@@ -493,17 +493,20 @@ func (g *gen) iterLength(p *phaseInfo) uint64 {
 		}
 		return end + gp
 	case Wavefront:
+		// the longest of the sweeps' iterations
 		var end uint64
 		d0, d1 := p.dims[0], p.dims[1]
-		for r, f := range p.aux {
-			i, j := r/d1, r%d1
-			if i < d0-1 {
-				f += 3 * gp
+		for _, k := range p.corners() {
+			for r, f := range p.waves[k].aux {
+				i, j := r/d1, r%d1
+				if i < d0-1 {
+					f += 3 * gp
+				}
+				if j < d1-1 {
+					f += 3 * gp
+				}
+				end = max(end, f+gp)
 			}
-			if j < d1-1 {
-				f += 3 * gp
-			}
-			end = max(end, f+gp)
 		}
 		return end + gp
 	case MasterWorker:
@@ -556,12 +559,12 @@ func (g *gen) rank(w *otf2.EventWriter, r int, id *ids) error {
 	var st ompState
 	for i := range g.phases {
 		p := &g.phases[i]
-		for range g.s.Iterations {
+		for it := range g.s.Iterations {
 			var err error
 			if p.Kind.omp() {
 				err = g.ompIteration(w, p, r, 0, t, id, &st)
 			} else {
-				err = g.iteration(w, p, r, t, id, &req)
+				err = g.iteration(w, p, r, it, t, id, &req)
 			}
 			if err != nil {
 				return err
@@ -606,12 +609,12 @@ func (g *gen) create(w *otf2.EventWriter, c *commSetup, r int, t uint64, id *ids
 	w.Leave(t+3*gp, id.region[g.extra[call]])
 }
 
-// iteration writes one iteration of phase p on rank r, starting at t,
+// iteration writes iteration it of phase p on rank r, starting at t,
 // with the identifiers of id; *req is the last request id used.
-func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *ids, req *uint64) error {
+func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r, it int, t uint64, id *ids, req *uint64) error {
 	switch p.Kind {
 	case LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker:
-		return g.p2pIteration(w, p, r, t, id, req)
+		return g.p2pIteration(w, p, r, it, t, id, req)
 	}
 	gp, c := g.gap, p.c[r]
 	n := uint32(g.n)

@@ -4,8 +4,8 @@ import "scout/localtrace/otf2"
 
 // p2pIteration writes one iteration of the point-to-point kinds with
 // their own call order (timelines at iterLength): LateSenderNB, Halo2D,
-// Halo3D, Wavefront and MasterWorker.
-func (g *gen) p2pIteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, id *ids, req *uint64) error {
+// Halo3D, Wavefront and MasterWorker; it is the iteration's number.
+func (g *gen) p2pIteration(w *otf2.EventWriter, p *phaseInfo, r, it int, t uint64, id *ids, req *uint64) error {
 	gp, c := g.gap, p.c[r]
 	w.Enter(t, id.region[p.region])
 	compute := func(at uint64) uint64 { // returns the Leave
@@ -73,35 +73,40 @@ func (g *gen) p2pIteration(w *otf2.EventWriter, p *phaseInfo, r int, t uint64, i
 		w.Leave(end, id.region[g.extra[exWaitall]])
 		*req += 2 * k
 	case Wavefront:
+		// the sweep from corner k: the north-west sweep over the mirrored
+		// places (refill.go), v being rank r's
+		k := p.cornerOf(it)
+		pv, v := p.waves[k], mirror(k, p.dims, r)
+		rank := func(v int) uint32 { return uint32(mirror(k, p.dims, v)) }
 		d0, d1 := p.dims[0], p.dims[1]
-		i, j := r/d1, r%d1
+		i, j := v/d1, v%d1
 		comm := id.comm[p.comm.commOf(r)]
 		x := t + gp
 		recv := func(from int, ev uint64) {
 			m := max(x+gp, ev+gp)
 			w.Enter(x, id.region[regRecv])
-			w.MpiRecv(m, uint32(from), comm, tagWavefront, msgBytes)
+			w.MpiRecv(m, rank(from), comm, tagWavefront, msgBytes)
 			w.Leave(m+gp, id.region[regRecv])
 			x = m + 2*gp
 		}
 		if i > 0 {
-			recv(r-d1, t+p.aux[r-d1]+2*gp)
+			recv(v-d1, t+pv.aux[v-d1]+2*gp)
 		}
 		if j > 0 {
-			recv(r-1, t+g.waveSendRight(p, r-1, i+1 < d0)+gp)
+			recv(v-1, t+g.waveSendRight(pv, v-1, i+1 < d0)+gp)
 		}
 		end = compute(x)
 		send := func(to int) {
 			w.Enter(end+gp, id.region[regSend])
-			w.MpiSend(end+2*gp, uint32(to), comm, tagWavefront, msgBytes)
+			w.MpiSend(end+2*gp, rank(to), comm, tagWavefront, msgBytes)
 			w.Leave(end+3*gp, id.region[regSend])
 			end += 3 * gp
 		}
 		if i < d0-1 {
-			send(r + d1)
+			send(v + d1)
 		}
 		if j < d1-1 {
-			send(r + 1)
+			send(v + 1)
 		}
 	case MasterWorker:
 		if r == 0 {
@@ -205,8 +210,6 @@ func (g *gen) p2pSummary(s *Summary, p *phaseInfo, r int, path string) (incl, ev
 		add("/MPI_Waitall", d+2*k*gp-wait, 1)
 		s.wait("mpi_latesender", path+"/MPI_Waitall", r, iters*ls)
 		return d + (2*k+1)*gp, 6 + 8*k
-	case Wavefront:
-		return g.wavefrontSummary(s, p, r, path)
 	case MasterWorker:
 		return g.masterWorkerSummary(s, p, r, path)
 	}
@@ -223,22 +226,38 @@ func (g *gen) wavefrontRecvLeft(p *phaseInfo, r int) uint64 {
 	return max(2*gp, p.aux[r-p.dims[1]]+3*gp) + 2*gp
 }
 
+// wavefrontSummary adds the closed form of a Wavefront phase on rank r
+// and returns the phase region's inclusive time and event count summed
+// over the iterations (their corners differ); the refills: refills.
 func (g *gen) wavefrontSummary(s *Summary, p *phaseInfo, r int, path string) (incl, events uint64) {
-	gp, iters := g.gap, uint64(g.s.Iterations)
+	for k, n := range p.sweepCounts(uint64(g.s.Iterations)) {
+		if n > 0 {
+			in, ev := g.wavefrontStep(s, p.waves[k], mirror(Corner(k), p.dims, r), r, path, n)
+			incl, events = incl+n*in, events+n*ev
+		}
+	}
+	return incl, events
+}
+
+// waveRecvs is the closed form of the receives of place v in an
+// iteration of a north-west sweep with p's timeline: the Enter of
+// compute after them, the time in MPI_Recv, the receives, their Late
+// Sender time and its wrong-order part.
+func (g *gen) waveRecvs(p *phaseInfo, v int) (x, inRecv, nrecv, ls, wo uint64) {
+	gp := g.gap
 	d0, d1 := p.dims[0], p.dims[1]
-	i, j := r/d1, r%d1
-	var nrecv, nsend, inRecv, ls, wo uint64
-	x := gp
+	i, j := v/d1, v%d1
+	x = gp
 	upLS, upSent := uint64(0), uint64(0) // the receive from above: its Late Sender and send event
 	if i > 0 {
-		f := p.aux[r-d1] // the sender's MPI_Send down is entered at f+g
+		f := p.aux[v-d1] // the sender's MPI_Send down is entered at f+g
 		m := max(x+gp, f+3*gp)
 		nrecv, inRecv, upLS, upSent = 1, m+gp-x, sub(f+gp, x), f+2*gp
 		ls += upLS
 		x = m + 2*gp
 	}
 	if j > 0 {
-		send := g.waveSendRight(p, r-1, i+1 < d0)
+		send := g.waveSendRight(p, v-1, i+1 < d0)
 		m := max(x+gp, send+2*gp)
 		nrecv, inRecv = nrecv+1, inRecv+m+gp-x
 		ls += sub(send, x)
@@ -247,7 +266,27 @@ func (g *gen) wavefrontSummary(s *Summary, p *phaseInfo, r int, path string) (in
 		}
 		x = m + 2*gp
 	}
-	f := x + p.c[r] // = p.aux[r]
+	return x, inRecv, nrecv, ls, wo
+}
+
+// waveLateSender is the Late Sender time of place v in an iteration of
+// a north-west sweep with p's timeline.
+func (g *gen) waveLateSender(p *phaseInfo, v int) uint64 {
+	_, _, _, ls, _ := g.waveRecvs(p, v)
+	return ls
+}
+
+// wavefrontStep adds the closed form of n iterations of a north-west
+// sweep with p's timeline (a sweep's mirrored one) at place v, for rank
+// r, and returns the phase region's inclusive time and event count per
+// iteration.
+func (g *gen) wavefrontStep(s *Summary, p *phaseInfo, v, r int, path string, n uint64) (incl, events uint64) {
+	gp := g.gap
+	d0, d1 := p.dims[0], p.dims[1]
+	i, j := v/d1, v%d1
+	x, inRecv, nrecv, ls, wo := g.waveRecvs(p, v)
+	var nsend uint64
+	f := x + p.c[v] // = p.aux[v]
 	end := f
 	if i < d0-1 {
 		nsend, end = 1, end+3*gp
@@ -256,19 +295,19 @@ func (g *gen) wavefrontSummary(s *Summary, p *phaseInfo, r int, path string) (in
 		// Late Receiver: the right neighbour enters its receive while this
 		// MPI_Send (entered at end+g, left at end+3g) is in progress
 		nsend, end = nsend+1, end+3*gp
-		if recv := g.wavefrontRecvLeft(p, r+1); end > recv && recv > end-2*gp {
-			s.wait("mpi_latereceiver", path+"/MPI_Send", r, iters*(recv-(end-2*gp)))
+		if recv := g.wavefrontRecvLeft(p, v+1); end > recv && recv > end-2*gp {
+			s.wait("mpi_latereceiver", path+"/MPI_Send", r, n*(recv-(end-2*gp)))
 		}
 	}
-	s.add(r, path, iters*(nrecv+nsend+2)*gp, iters)
+	s.add(r, path, n*(nrecv+nsend+2)*gp, n)
 	if nrecv > 0 {
-		s.add(r, path+"/MPI_Recv", iters*inRecv, iters*nrecv)
-		s.wait("mpi_latesender", path+"/MPI_Recv", r, iters*ls)
-		s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, iters*wo)
-		s.wait("mpi_lswo_different", path+"/MPI_Recv", r, iters*wo)
+		s.add(r, path+"/MPI_Recv", n*inRecv, n*nrecv)
+		s.wait("mpi_latesender", path+"/MPI_Recv", r, n*ls)
+		s.wait("mpi_latesender_wo", path+"/MPI_Recv", r, n*wo)
+		s.wait("mpi_lswo_different", path+"/MPI_Recv", r, n*wo)
 	}
 	if nsend > 0 {
-		s.add(r, path+"/MPI_Send", iters*2*gp*nsend, iters*nsend)
+		s.add(r, path+"/MPI_Send", n*2*gp*nsend, n*nsend)
 	}
 	return end + gp, 4 + 3*(nrecv+nsend)
 }

@@ -123,9 +123,11 @@ func DefaultHybridScenario(threads int) Scenario {
 
 // ParsePhase parses a phase description "KIND[:key=value,...]" with keys
 // work, imbalance, delay, jitter, lag (durations such as 1ms or 250us;
-// lag only for the OpenMP kinds), name (the phase's region name) and dims
-// (the process grid of the grid kinds, e.g. 4x2 or 2x2x2), e.g.
-// "late_sender:work=1ms,delay=10ms" or "omp_critical:work=1ms,lag=10us".
+// lag only for the OpenMP kinds), name (the phase's region name), dims
+// (the process grid of the grid kinds, e.g. 4x2 or 2x2x2) and sweeps
+// (wavefront_2d: the corners its iterations sweep from in turn, e.g.
+// nw+se+ne+sw), e.g. "late_sender:work=1ms,delay=10ms" or
+// "omp_critical:work=1ms,lag=10us".
 func ParsePhase(s string) (Phase, error) {
 	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
 	k, ok := KindByName(strings.TrimSpace(kind))
@@ -146,6 +148,17 @@ func ParsePhase(s string) (Phase, error) {
 				return Phase{}, fmt.Errorf("phase %q: bad region name %q", s, val)
 			}
 			p.Name = val
+			continue
+		}
+		if key == "sweeps" {
+			if k != Wavefront {
+				return Phase{}, fmt.Errorf("phase %q: sweeps are for %v only", s, Wavefront)
+			}
+			ks, err := ParseSweeps(val)
+			if err != nil {
+				return Phase{}, fmt.Errorf("phase %q: %v", s, err)
+			}
+			p.Sweeps = ks
 			continue
 		}
 		if key == "dims" {
@@ -184,7 +197,7 @@ func ParsePhase(s string) (Phase, error) {
 			}
 			p.Lag = d
 		default:
-			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, lag, name, dims)", s, key)
+			return Phase{}, fmt.Errorf("phase %q: unknown key %q (known: work, imbalance, delay, jitter, lag, name, dims, sweeps)", s, key)
 		}
 	}
 	return p, nil

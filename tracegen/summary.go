@@ -51,6 +51,12 @@ func (g *gen) summary() *Summary {
 		for r := range g.n {
 			c := p.c[r]
 			s.add(r, path+"/compute", iters*c, iters)
+			if p.Kind == Wavefront { // the iterations' corners differ: totals
+				incl, events := g.wavefrontSummary(s, p, r, path)
+				s.Events[r*g.nt] += events
+				s.add(r, main, iters*p.length-incl, 0)
+				continue
+			}
 			var incl uint64 // inclusive time of the phase region per iteration
 			events := uint64(8)
 			switch p.Kind {
@@ -95,6 +101,7 @@ func (g *gen) summary() *Summary {
 			s.add(r, main, iters*(p.length-incl), 0)
 		}
 	}
+	g.refills(s)
 	if g.nt == 1 && g.delayExact() { // (with threads: no closed form of the root causes)
 		g.delays(s)
 	}

@@ -79,7 +79,9 @@ const (
 	Halo3D
 	// Wavefront: 2-D wavefront sweep: rank (i,j) receives from (i-1,j)
 	// and (i,j-1) (MPI_Recv), computes, and sends to (i+1,j) and (i,j+1)
-	// (MPI_Send); the waits propagate along the longest path.
+	// (MPI_Send); the waits propagate along the longest path. With
+	// Phase.Sweeps the iterations sweep from other corners too, and a
+	// change of corner refills the pipeline (mpi_latesender_refill_*).
 	Wavefront
 	// MasterWorker: rank 0 computes and sends a task to every worker;
 	// each worker computes and sends its result back; rank 0 receives
@@ -161,6 +163,13 @@ type Phase struct {
 	// ranks are numbered row-major, the last dimension varying fastest).
 	// Empty: as MPI_Dims_create chooses, as square or cubic as possible.
 	Dims []int
+	// Sweeps are the corners the iterations of a Wavefront phase sweep
+	// from, in turn (iteration k from Sweeps[k mod len(Sweeps)]), like
+	// the octants of SWEEP3D; empty: all from the north-west corner
+	// (rank 0; west and north are the low ends of dimensions 0 and 1).
+	// A sweep from corner k runs as the north-west one on the grid
+	// mirrored so that k is its north-west corner. Only for Wavefront.
+	Sweeps []Corner
 }
 
 // Scenario describes a synthetic trace.
@@ -217,7 +226,8 @@ type Summary struct {
 	// Waits holds the wait states per Scalasca metric ("mpi_latesender",
 	// "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver",
 	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast",
-	// "mpi_earlyreduce", "mpi_earlyscan"; the OpenMP kinds' "omp_fork",
+	// "mpi_earlyreduce", "mpi_earlyscan"; the Wavefront sweeps'
+	// "mpi_latesender_refill_nw", "_ne", "_sw", "_se"; the OpenMP kinds' "omp_fork",
 	// "omp_management", "omp_ebarrier_wait", "omp_ibarrier_wait",
 	// "omp_lock_contention_critical", "omp_lock_contention_api"), call
 	// path and location, in seconds. Metrics and call paths without

@@ -25,9 +25,12 @@ computes work + r*imbalance; in the omp_* kinds per thread: thread t
 computes work + t*imbalance), delay (extra work of rank 0), jitter
 (seeded random extra work), lag (omp_* kinds: thread t joins the team
 t*lag after the master and leaves its implicit barrier t*lag later),
-name (the phase's region) and dims (the process grid of halo_2d,
+name (the phase's region), dims (the process grid of halo_2d,
 halo_3d, wavefront_2d and subcomm_nxn, e.g. 4x2 or 2x2x2; default as
-MPI_Dims_create chooses). With --threads T every rank has T OpenMP
+MPI_Dims_create chooses) and sweeps (wavefront_2d: the corners its
+iterations sweep from in turn, e.g. nw+se+ne+sw as SWEEP3D's octants;
+default nw; a change of corner refills the pipeline, the
+mpi_latesender_refill_* metrics of the closed form). With --threads T every rank has T OpenMP
 threads: the omp_* kinds fork a team of all of them (OpenMP metrics in
 the closed form), the MPI kinds run on the master thread. The closed
 form of scenarios made of the delay kinds (delay_chain last, every
@@ -38,6 +41,7 @@ Example:
   scout tracegen -o ls --ranks 8 --phase late_sender:work=1ms,delay=10ms
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
   scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
+  scout tracegen -o sweep --ranks 16 -i 8 --phase wavefront_2d:imbalance=100us,sweeps=nw+se+ne+sw --expect sweep.csv
   scout tracegen -o chain --ranks 3 --phase delay_chain:work=1ms,delay=10ms --expect chain.csv
   scout tracegen -o hybrid --ranks 2 --threads 4 --phase omp_barrier:imbalance=1ms,lag=10us --phase omp_critical
 `

@@ -15,8 +15,9 @@ import (
 
 // waitMetrics are the wait-state metrics a closed form can list; those it
 // does not list must be zero in the analysis.
-var waitMetrics = []string{"mpi_latesender", "mpi_latesender_wo", "mpi_lswo_same", "mpi_lswo_different",
-	"mpi_latereceiver", "mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn", "mpi_barrier_wait"}
+var waitMetrics = append([]string{"mpi_latesender", "mpi_latesender_wo", "mpi_lswo_same", "mpi_lswo_different",
+	"mpi_latereceiver", "mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn", "mpi_barrier_wait"},
+	refillMetrics...)
 
 // rootCauseMetrics are the delay and propagation metrics; the closed form
 // of the delay kinds lists those that are not zero.

@@ -169,6 +169,21 @@ func (c Cells) Only(metrics ...string) Cells {
 	return o
 }
 
+// Without returns the cells of the metrics other than the given ones.
+func (c Cells) Without(metrics ...string) Cells {
+	drop := map[string]bool{}
+	for _, m := range metrics {
+		drop[m] = true
+	}
+	o := Cells{}
+	for k, v := range c {
+		if !drop[k.Metric] {
+			o[k] = v
+		}
+	}
+	return o
+}
+
 // Close reports whether a and b agree within 1e-9, absolute or relative.
 func Close(a, b float64) bool {
 	d := math.Abs(a - b)
