@@ -11,6 +11,7 @@ import (
 	"scout/hpc"
 	"scout/internal/tinytrace"
 	"scout/localtrace"
+	"scout/localtrace/otf2"
 	"scout/patterns"
 	"scout/replay"
 	"scout/unify"
@@ -55,7 +56,17 @@ func analyze(t *testing.T, progs ...[]step) map[string]float64 {
 // analyzeWith is analyze with the patterns that register subscribes.
 func analyzeWith(t *testing.T, register func(*replay.Bus), progs ...[]step) map[string]float64 {
 	t.Helper()
+	return analyzeDefs(t, nil, register, progs...)
+}
+
+// analyzeDefs is analyzeWith with the definitions that defs makes of the
+// test trace's (nil: as they are).
+func analyzeDefs(t *testing.T, defs func(*otf2.Defs) *otf2.Defs, register func(*replay.Bus), progs ...[]step) map[string]float64 {
+	t.Helper()
 	d, traces := tinytrace.Build(t, progs...)
+	if defs != nil {
+		d = defs(d)
+	}
 	env, err := replay.NewEnv(d)
 	if err != nil {
 		t.Fatal(err)

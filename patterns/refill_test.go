@@ -5,18 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"scout/hpc"
 	"scout/internal/tinytrace"
-	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
-	"scout/replay"
-	"scout/unify"
 )
 
 // The wavefront refill tests replay hand-built sweeps over small grids
@@ -73,48 +68,7 @@ func withTopology(t *testing.T, d *otf2.Defs, topo *topology) *otf2.Defs {
 // analyzeGrid is analyze on a trace with topology topo (nil: none).
 func analyzeGrid(t *testing.T, topo *topology, progs ...[]step) map[string]float64 {
 	t.Helper()
-	d, traces := tinytrace.Build(t, progs...)
-	env, err := replay.NewEnv(withTopology(t, d, topo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	locals := make([][]localtrace.Callpath, len(traces))
-	for i, tr := range traces {
-		locals[i] = tr.Callpaths
-	}
-	tree, global, err := unify.Unify(locals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	var mu sync.Mutex
-	err = hpc.RunInProcess(len(progs), func(c hpc.Comm) error {
-		tr := traces[c.Rank()]
-		l, err := replay.NewLocation(env, tr, c.Rank(), c)
-		if err != nil {
-			return err
-		}
-		l.Global, l.NumGlobal = global[c.Rank()], len(tree.Nodes)
-		bus := &replay.Bus{}
-		patterns.Register(bus)
-		if err := replay.NewReplayer(bus, l).Run(); err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for metric, row := range patterns.Named(l.Sev) {
-			for cp, v := range row {
-				if v != 0 {
-					got[fmt.Sprintf("%s %s %d", metric, tinytrace.Path(tr, uint32(cp)), c.Rank())] += v
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return analyzeDefs(t, func(d *otf2.Defs) *otf2.Defs { return withTopology(t, d, topo) }, patterns.Register, progs...)
 }
 
 // grid is a test program over a d0×d1 grid: each rank's steps, added to

@@ -94,7 +94,13 @@ func TestConstantMemory(t *testing.T) {
 func BenchmarkGenerate1e8(b *testing.B) {
 	sc := memScenario
 	sc.Workers = 1
-	it, err := IterationsFor(sc, 100_000_000)
+	benchGenerate(b, sc, 100_000_000)
+}
+
+// benchGenerate writes scenario sc with about n events in each round and
+// reports the events per second and the peak live heap.
+func benchGenerate(b *testing.B, sc Scenario, n uint64) {
+	it, err := IterationsFor(sc, n)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -269,22 +269,5 @@ func BenchmarkGenerateHybrid(b *testing.B) {
 		}
 		sc.Phases = append(sc.Phases, p)
 	}
-	it, err := IterationsFor(sc, 8_000_000)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc.Iterations = it
-	var events, peak uint64
-	for b.Loop() {
-		dir := b.TempDir()
-		peak = max(peak, peakHeap(func() {
-			sum, err := Generate(dir, sc)
-			if err != nil {
-				b.Fatal(err)
-			}
-			events += sum.TotalEvents()
-		}))
-	}
-	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	benchGenerate(b, sc, 8_000_000)
 }
