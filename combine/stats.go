@@ -158,16 +158,6 @@ func summarize(name string, obs []float64, inst []*patterns.Instance) PatternSta
 	return s
 }
 
-// boundFrom names, for the patterns whose bound, without the report's,
-// comes from the spans of another pattern's instances, that pattern: a
-// wrong-order Late Sender instance spans from the remote send, a Wait at
-// N×N instance from the region's Enter, whereas the bound is the span of
-// the receive or of the collective (from its begin event).
-var boundFrom = map[string]string{
-	"mpi_latesender_wo": "mpi_latesender",
-	"mpi_wait_nxn":      "mpi_nxn_completion",
-}
-
 // statBounds returns, by index in patterns.StatPatterns, the bound the
 // pattern's observations are scaled by for the quantile estimate
 // (densityEstimate): as in the reference, the longest operation of the
@@ -183,42 +173,19 @@ var boundFrom = map[string]string{
 // entering a lock's region (the critical section, the lock-API call) to
 // acquiring the lock.
 //
-// The analysis finds them (Report.StatBounds). A report without them
-// uses the longest span (Exit − Enter) of the pattern's instances: exact
-// for the collectives and OpenMP barriers, which have an instance with
-// or without a wait, but only a lower estimate where the longest
-// operation did not wait (point-to-point, N-to-1, locks), and for Late
-// Sender the span ends at the receive event, not at the region's Leave.
-// A bound that is not positive falls back to the largest observation.
+// The analysis finds them (Report.StatBounds); a pattern without one
+// (a report made otherwise) is scaled by its largest observation.
 func (r *Report) statBounds() []float64 {
-	np := len(patterns.StatPatterns)
-	idx := map[string]int{}
-	for i, name := range patterns.StatPatterns {
-		idx[name] = i
-	}
-	recorded, span, maxObs := make([]float64, np), make([]float64, np), make([]float64, np)
-	copy(recorded, r.StatBounds)
+	bounds := make([]float64, len(patterns.StatPatterns))
+	copy(bounds, r.StatBounds)
+	maxObs := make([]float64, len(bounds))
 	for i := range r.Instances {
-		in := &r.Instances[i]
-		p := int(in.Pattern)
-		if p >= np {
-			continue
+		if p := int(r.Instances[i].Pattern); p < len(maxObs) {
+			maxObs[p] = max(maxObs[p], r.Instances[i].Duration)
 		}
-		span[p] = max(span[p], in.Exit-in.Enter)
-		maxObs[p] = max(maxObs[p], in.Duration)
 	}
-	bounds := make([]float64, np)
-	for i, name := range patterns.StatPatterns {
-		src := i
-		if from, ok := boundFrom[name]; ok {
-			src = idx[from]
-		}
-		switch {
-		case recorded[i] > 0:
-			bounds[i] = recorded[i]
-		case span[src] > 0:
-			bounds[i] = span[src]
-		default:
+	for i, b := range bounds {
+		if !(b > 0) {
 			bounds[i] = maxObs[i]
 		}
 	}

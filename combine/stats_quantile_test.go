@@ -171,7 +171,7 @@ func TestDensityScaleAndMerge(t *testing.T) {
 }
 
 // TestStatsBound checks which bound Stats scales by: the report's
-// (StatBounds), else the longest span of the pattern's instances.
+// (StatBounds), else the largest observation.
 func TestStatsBound(t *testing.T) {
 	ls := uint8(slices.Index(patterns.StatPatterns, "mpi_latesender"))
 	p2p := patterns.CollKey{Seq: -1}
@@ -189,7 +189,7 @@ func TestStatsBound(t *testing.T) {
 		bound  float64
 	}{
 		{"report's bounds", bounds, 0.01},
-		{"instance spans", nil, 0.004},
+		{"largest observation", nil, 0.003},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Report{Instances: slices.Clone(waits), StatBounds: tc.bounds}
