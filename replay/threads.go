@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -128,34 +127,17 @@ func (c *Ctx) AllLocationsSum(v []float64) ([]float64, error) {
 			return nil, err
 		}
 	}
-	out, err := c.Loc.Team.Bcast(0, encodeFloats(mine))
+	out, err := c.Loc.Team.Bcast(0, Float64sCodec.Append(nil, mine))
 	if err != nil {
 		return nil, c.teamErr(err)
 	}
-	return decodeFloats(out, len(v))
+	var sum []float64
+	if err := Float64sCodec.Decode(out, &sum); err != nil || len(sum) != len(v) {
+		return nil, fmt.Errorf("replay: thread team of rank %d: %d sums for %d values (%v)", c.Loc.Rank, len(sum), len(v), err)
+	}
+	return sum, nil
 }
 
 // NoValue is what a thread contributes to TeamMax when it has nothing to
 // contribute.
 var NoValue = math.Inf(-1)
-
-// encodeFloats encodes v as 8 bytes each, little endian.
-func encodeFloats(v []float64) []byte {
-	b := make([]byte, 0, 8*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	}
-	return b
-}
-
-// decodeFloats decodes n floats encoded by encodeFloats.
-func decodeFloats(b []byte, n int) ([]float64, error) {
-	if len(b) != 8*n {
-		return nil, fmt.Errorf("replay: %d bytes for %d floats", len(b), n)
-	}
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v, nil
-}
