@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"math/bits"
 	"slices"
 	"strconv"
 )
@@ -26,7 +25,7 @@ type CommStats struct {
 	// ranks²).
 	Pairs []CommPair
 	// Sizes counts the messages by size: Sizes[0] those of 0 bytes,
-	// Sizes[k] (k ≥ 1) those of 2^(k−1) to 2^k − 1 bytes (SizeBin);
+	// Sizes[k] (k ≥ 1) those of 2^(k−1) to 2^k − 1 bytes (patterns.CommSizeBin);
 	// trailing empty bins are absent.
 	Sizes []uint64
 }
@@ -59,12 +58,8 @@ type CommTotal struct {
 	Sent, Received CommVolume
 }
 
-// SizeBin is the bin of CommStats.Sizes of a message of n bytes: 0 for
-// 0 bytes, k ≥ 1 for 2^(k−1) to 2^k − 1 bytes (64 bins above 0).
-func SizeBin(n uint64) int { return bits.Len64(n) }
-
 // SizeRange is the smallest and the largest message size, in bytes, of
-// bin k of CommStats.Sizes (0 ≤ k ≤ 64): 0 and 0 for bin 0, 2^(k−1) and
+// bin k of CommStats.Sizes (patterns.CommSizeBin; 0 ≤ k ≤ 64): 0 and 0 for bin 0, 2^(k−1) and
 // 2^k − 1 otherwise.
 func SizeRange(k int) (lo, hi uint64) {
 	if k <= 0 {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"scout/patterns"
 )
 
 // pair is a CommPair of n messages of b bytes each, and s of 0 bytes.
@@ -156,9 +158,9 @@ func TestSizeBins(t *testing.T) {
 		{0, 0}, {1, 1}, {2, 2}, {3, 2}, {4, 3}, {7, 3}, {8, 4}, {1023, 10}, {1024, 11}, {1 << 63, 64}, {math.MaxUint64, 64},
 	}
 	for _, tc := range tests {
-		k := SizeBin(tc.bytes)
+		k := patterns.CommSizeBin(tc.bytes)
 		if k != tc.bin {
-			t.Errorf("SizeBin(%d) = %d, want %d", tc.bytes, k, tc.bin)
+			t.Errorf("CommSizeBin(%d) = %d, want %d", tc.bytes, k, tc.bin)
 		}
 		if lo, hi := SizeRange(k); tc.bytes < lo || tc.bytes > hi {
 			t.Errorf("SizeRange(%d) = %d..%d, without %d", k, lo, hi, tc.bytes)
@@ -168,7 +170,7 @@ func TestSizeBins(t *testing.T) {
 	for k := 1; k <= 64; k++ {
 		_, prev := SizeRange(k - 1)
 		lo, hi := SizeRange(k)
-		if lo != prev+1 || hi < lo || SizeBin(lo) != k || SizeBin(hi) != k {
+		if lo != prev+1 || hi < lo || patterns.CommSizeBin(lo) != k || patterns.CommSizeBin(hi) != k {
 			t.Errorf("bin %d: %d..%d after %d", k, lo, hi, prev)
 		}
 	}

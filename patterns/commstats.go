@@ -100,7 +100,7 @@ func (cc *CommCounts) add(to int32, n uint64) {
 		p.Messages++
 		p.Bytes += n
 	}
-	cc.sizes[bits.Len64(n)]++
+	cc.sizes[CommSizeBin(n)]++
 }
 
 // Peers returns the location's traffic per receiver, by receiver; call

@@ -156,15 +156,15 @@ func TestCommClosedForm(t *testing.T) {
 		}
 	}
 	msgs[key{0, 1}] += 2 * iters // late_sender, late_sender_nb
-	want := &combine.CommStats{Sizes: make([]uint64, combine.SizeBin(halo)+1)}
+	want := &combine.CommStats{Sizes: make([]uint64, patterns.CommSizeBin(halo)+1)}
 	for from := range int32(n) {
 		for to := range int32(n) {
 			k := key{from, to}
 			if msgs[k]+halos[k] > 0 {
 				want.Pairs = append(want.Pairs, combine.CommPair{From: from, To: to, Messages: msgs[k] + halos[k],
 					Bytes: small*msgs[k] + halo*halos[k]})
-				want.Sizes[combine.SizeBin(small)] += msgs[k]
-				want.Sizes[combine.SizeBin(halo)] += halos[k]
+				want.Sizes[patterns.CommSizeBin(small)] += msgs[k]
+				want.Sizes[patterns.CommSizeBin(halo)] += halos[k]
 			}
 		}
 	}
