@@ -59,8 +59,8 @@ type CommTotal struct {
 }
 
 // SizeRange is the smallest and the largest message size, in bytes, of
-// bin k of CommStats.Sizes (patterns.CommSizeBin; 0 ≤ k ≤ 64): 0 and 0 for bin 0, 2^(k−1) and
-// 2^k − 1 otherwise.
+// bin k of CommStats.Sizes (patterns.CommSizeBin; 0 ≤ k ≤ 64): 0 and 0
+// for bin 0, 2^(k−1) and 2^k − 1 otherwise.
 func SizeRange(k int) (lo, hi uint64) {
 	if k <= 0 {
 		return 0, 0

@@ -34,14 +34,20 @@ func registerOmpLock(bus *replay.Bus) {
 		}
 		enter := c.EnterTime(c.Index)
 		if idle := released - enter; idle > 0 {
-			m := OmpLockContentionAPI
-			if cls&replay.ClassOmpCritical != 0 {
-				m = OmpLockContentionCritical
-			}
+			m := lockMetric(cls)
 			c.Add(m, c.Callpath(c.Index), idle)
 			info = OmpWaitInfo{Metric: m, Enter: enter, Exit: e.Time, Idle: idle, Seq: -1}
 			return replay.Emit(bus, OmpWaitFound, c, &info)
 		}
 		return nil
 	})
+}
+
+// lockMetric is the contention metric of a lock acquired in a region of
+// classes cls: a critical section's, or the lock API's.
+func lockMetric(cls replay.RegionClass) replay.Metric {
+	if cls&replay.ClassOmpCritical != 0 {
+		return OmpLockContentionCritical
+	}
+	return OmpLockContentionAPI
 }

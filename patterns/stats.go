@@ -138,11 +138,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		if cls&replay.ClassOmp == 0 {
 			return nil
 		}
-		m := OmpLockContentionAPI
-		if cls&replay.ClassOmpCritical != 0 {
-			m = OmpLockContentionCritical
-		}
-		s.bound(m, c.Event().Time-c.EnterTime(c.Index))
+		s.bound(lockMetric(cls), c.Event().Time-c.EnterTime(c.Index))
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
