@@ -77,10 +77,7 @@ func registerOmpBarrier(bus *replay.Bus) {
 			p.team = teamOf(c)
 		}
 		p.seq++
-		m := OmpEBarrierWait
-		if cls&replay.ClassOmpIBarrier != 0 {
-			m = OmpIBarrierWait
-		}
+		m := barrierMetric(cls)
 		idle := max(latest[0].Time-enter, 0)
 		if idle > 0 {
 			c.Add(m, c.Callpath(c.Index), idle)
@@ -103,4 +100,13 @@ func teamOf(c *replay.Ctx) uint32 {
 		}
 	}
 	return math.MaxUint32 - 1 - uint32(c.Loc.Rank)
+}
+
+// barrierMetric is the wait metric of a barrier region of classes cls:
+// an implicit barrier's, or an explicit one's.
+func barrierMetric(cls replay.RegionClass) replay.Metric {
+	if cls&replay.ClassOmpIBarrier != 0 {
+		return OmpIBarrierWait
+	}
+	return OmpEBarrierWait
 }

@@ -125,11 +125,8 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		switch cls := c.Env.Class(c.Event().A); {
-		case cls&replay.ClassOmpEBarrier != 0:
-			s.bound(OmpEBarrierWait, region(c))
-		case cls&replay.ClassOmpIBarrier != 0:
-			s.bound(OmpIBarrierWait, region(c))
+		if cls := c.Env.Class(c.Event().A); cls&replay.ClassOmpBarrier != 0 {
+			s.bound(barrierMetric(cls), region(c))
 		}
 		return nil
 	})
