@@ -243,54 +243,24 @@ func (r *Report) groupRank(g uint32, locsOf map[uint32][]int) int {
 	return math.MaxInt
 }
 
-// cubeTopologies adds the trace's Cartesian topologies, placing the
-// location each coordinate names (cartResolver): for MPI grids the
-// ranks' master threads, for Score-P's "Process x Thread" every thread.
+// cubeTopologies adds the trace's Cartesian topologies (cartesians):
+// for MPI grids the ranks' master threads, for Score-P's "Process x
+// Thread" every thread.
 func (r *Report) cubeTopologies(c *cube.Report, colOf []int) error {
-	d := r.Defs
-	if len(d.CartTopologies) == 0 {
-		return nil
+	cs, err := cartesians(r.Defs, r.Placements)
+	if err != nil {
+		return err
 	}
-	col := map[uint64]int{}    // location → cube location
-	master := map[int]uint64{} // world rank → master location
+	col := map[uint64]int{} // location → cube location
 	for l, res := range r.Results {
 		col[res.Location] = colOf[l]
-		if p := r.Placements[res.Location]; p.Thread == 0 {
-			master[p.Rank] = res.Location
-		}
 	}
-	resolver := newCartResolver(d, master)
-	dims := map[uint32]otf2.CartDimension{}
-	for _, dm := range d.CartDimensions {
-		dims[dm.Self] = dm
-	}
-	for _, t := range d.CartTopologies {
-		ct := &cube.Cartesian{Name: d.Str(t.Name)}
-		for _, id := range t.Dims {
-			dm, ok := dims[id]
-			if !ok {
-				return fmt.Errorf("combine: Cartesian topology %q refers to undefined dimension %d", ct.Name, id)
+	for _, t := range cs {
+		ct := &cube.Cartesian{Name: t.name, Dims: t.dims}
+		for _, cell := range t.cells {
+			if loc, ok := col[cell.loc]; ok {
+				ct.Coords = append(ct.Coords, cube.Coord{Kind: cube.CoordLocation, ID: loc, Pos: cell.pos})
 			}
-			ct.Dims = append(ct.Dims, cube.Dim{Name: d.Str(dm.Name), Size: int(dm.Size), Periodic: dm.Periodic != 0})
-		}
-		resolve := resolver.of(&t)
-		for _, co := range d.CartCoordinates {
-			if co.Topology != t.Self || len(co.Coords) != len(ct.Dims) {
-				continue
-			}
-			l, ok := resolve(co.Rank)
-			if !ok {
-				continue
-			}
-			loc, ok := col[l]
-			if !ok {
-				continue
-			}
-			pos := make([]int, len(co.Coords))
-			for i, x := range co.Coords {
-				pos[i] = int(x)
-			}
-			ct.Coords = append(ct.Coords, cube.Coord{Kind: cube.CoordLocation, ID: loc, Pos: pos})
 		}
 		c.Topologies = append(c.Topologies, ct)
 	}

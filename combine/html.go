@@ -997,115 +997,24 @@ type topoCell struct {
 	pos          []int
 }
 
-// otf2Topologies returns the trace's Cartesian topologies, each
-// coordinate resolved to the location it places (cartResolver).
+// otf2Topologies returns the trace's Cartesian topologies (cartesians)
+// as the page shows them; a topology it cannot make (an undefined
+// dimension) is left out, which the CUBE report refuses.
 func otf2Topologies(d *otf2.Defs, pl map[uint64]localtrace.Placement) []pageTopo {
-	if d == nil || len(d.CartTopologies) == 0 {
-		return nil
-	}
-	dims := map[uint32]otf2.CartDimension{}
-	for _, dm := range d.CartDimensions {
-		dims[dm.Self] = dm
-	}
-	master := map[int]uint64{} // world rank → its master location
-	for l, p := range pl {
-		if p.Thread == 0 {
-			master[p.Rank] = l
-		}
-	}
-	resolver := newCartResolver(d, master)
+	cs, _ := cartesians(d, pl)
 	var out []pageTopo
-	for _, t := range d.CartTopologies {
-		pt := pageTopo{name: d.Str(t.Name)}
-		for _, id := range t.Dims {
-			dm, ok := dims[id]
-			if !ok {
-				pt.dims = nil
-				break
-			}
-			pt.dims = append(pt.dims, cube.Dim{Name: d.Str(dm.Name), Size: int(dm.Size), Periodic: dm.Periodic != 0})
-		}
-		if len(pt.dims) == 0 {
+	for _, c := range cs {
+		if len(c.dims) == 0 {
 			continue
 		}
-		resolve := resolver.of(&t)
-		for _, co := range d.CartCoordinates {
-			if co.Topology != t.Self || len(co.Coords) != len(pt.dims) {
-				continue
-			}
-			loc, ok := resolve(co.Rank)
-			if !ok {
-				continue
-			}
-			p, ok := pl[loc]
-			if !ok {
-				continue
-			}
-			pos := make([]int, len(co.Coords))
-			for i, x := range co.Coords {
-				pos[i] = int(x)
-			}
-			pt.cells = append(pt.cells, topoCell{rank: p.Rank, thread: p.Thread, pos: pos})
+		pt := pageTopo{name: c.name, dims: c.dims}
+		for _, cell := range c.cells {
+			p := pl[cell.loc]
+			pt.cells = append(pt.cells, topoCell{rank: p.Rank, thread: p.Thread, pos: cell.pos})
 		}
 		out = append(out, pt.finish())
 	}
 	return out
-}
-
-// cartResolver finds the location a Cartesian coordinate places.
-type cartResolver struct {
-	d        *otf2.Defs
-	locGroup map[uint8]*otf2.Group // paradigm → its COMM_LOCATIONS group
-	master   map[int]uint64        // world rank → master location
-}
-
-func newCartResolver(d *otf2.Defs, master map[int]uint64) *cartResolver {
-	cr := &cartResolver{d: d, locGroup: map[uint8]*otf2.Group{}, master: master}
-	for i := range d.Groups {
-		g := &d.Groups[i]
-		if _, ok := cr.locGroup[g.Paradigm]; g.Type == otf2.GroupTypeCommLocations && !ok {
-			cr.locGroup[g.Paradigm] = g
-		}
-	}
-	return cr
-}
-
-// of returns for topology t the location that the rank r of its
-// communicator names: the communicator's group (COMM_GROUP) lists indexes
-// into the COMM_LOCATIONS group of its paradigm (for MPI the world ranks'
-// master threads, for Score-P's "Process x Thread" every thread), or is
-// itself a COMM_LOCATIONS group. Without such definitions r is taken for
-// a world rank, placing its master thread.
-func (cr *cartResolver) of(t *otf2.CartTopology) func(r uint32) (uint64, bool) {
-	var members, locs []uint64 // locs nil: members are locations
-	if comm, ok := cr.d.Comm(t.Comm); ok {
-		if g, ok := cr.d.Group(comm.Group); ok {
-			switch g.Type {
-			case otf2.GroupTypeCommLocations:
-				members = g.Members
-				return func(r uint32) (uint64, bool) {
-					if int(r) >= len(members) {
-						return 0, false
-					}
-					return members[r], true
-				}
-			case otf2.GroupTypeCommGroup:
-				if lg := cr.locGroup[g.Paradigm]; lg != nil {
-					members, locs = g.Members, lg.Members
-					return func(r uint32) (uint64, bool) {
-						if int(r) >= len(members) || members[r] >= uint64(len(locs)) {
-							return 0, false
-						}
-						return locs[members[r]], true
-					}
-				}
-			}
-		}
-	}
-	return func(r uint32) (uint64, bool) {
-		l, ok := cr.master[int(r)]
-		return l, ok
-	}
 }
 
 // cubeTopologies returns a CUBE report's Cartesian topologies with the
