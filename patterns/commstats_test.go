@@ -3,18 +3,14 @@ package patterns_test
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"scout/hpc"
 	"scout/internal/tinytrace"
-	"scout/localtrace"
 	"scout/localtrace/otf2"
 	"scout/patterns"
 	"scout/replay"
-	"scout/unify"
 )
 
 // commResult is what the communication-matrix pattern counted on one
@@ -48,48 +44,18 @@ func replayComm(t *testing.T, register func(*replay.Bus), progs ...[]step) ([]*c
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := replay.NewEnv(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	locals := make([][]localtrace.Callpath, n)
-	for i, tr := range traces {
-		locals[i] = tr.Callpaths
-	}
-	tree, global, err := unify.Unify(locals)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := make([]*commResult, n)
 	stats := map[string]float64{}
-	var mu sync.Mutex
-	err = hpc.RunInProcess(n, func(c hpc.Comm) error {
-		tr := traces[c.Rank()]
-		l, err := replay.NewLocation(env, tr, c.Rank(), c)
-		if err != nil {
-			return err
-		}
-		l.Global, l.NumGlobal = global[c.Rank()], len(tree.Nodes)
-		bus := &replay.Bus{}
-		register(bus)
-		if err := replay.NewReplayer(bus, l).Run(); err != nil {
-			return err
-		}
+	replayTiny(t, d, traces, register, func(rank int, bus *replay.Bus, l *replay.Location) {
 		if cc := patterns.CommCountsOf(bus); cc != nil {
-			out[c.Rank()] = &commResult{Peers: cc.Peers(), Sizes: cc.Sizes()}
+			out[rank] = &commResult{Peers: cc.Peers(), Sizes: cc.Sizes()}
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		for metric, row := range patterns.Named(l.Sev) {
 			for _, v := range row {
-				stats[fmt.Sprint(metric, " ", c.Rank())] += v
+				stats[fmt.Sprint(metric, " ", rank)] += v
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out, stats
 }
 

@@ -67,6 +67,24 @@ func analyzeDefs(t *testing.T, defs func(*otf2.Defs) *otf2.Defs, register func(*
 	if defs != nil {
 		d = defs(d)
 	}
+	got := map[string]float64{}
+	replayTiny(t, d, traces, register, func(rank int, _ *replay.Bus, l *replay.Location) {
+		for metric, row := range patterns.Named(l.Sev) {
+			for cp, v := range row {
+				if v != 0 {
+					got[fmt.Sprintf("%s %s %d", metric, tinytrace.Path(l.Trace, uint32(cp)), rank)] += v
+				}
+			}
+		}
+	})
+	return got
+}
+
+// replayTiny replays the traces (one per rank, with definitions d) in
+// this process with the patterns register subscribes, and calls done
+// with each rank's bus and location after its replay, one rank at a time.
+func replayTiny(t *testing.T, d *otf2.Defs, traces []*localtrace.Trace, register func(*replay.Bus), done func(rank int, bus *replay.Bus, l *replay.Location)) {
+	t.Helper()
 	env, err := replay.NewEnv(d)
 	if err != nil {
 		t.Fatal(err)
@@ -79,11 +97,9 @@ func analyzeDefs(t *testing.T, defs func(*otf2.Defs) *otf2.Defs, register func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]float64{}
 	var mu sync.Mutex
-	err = hpc.RunInProcess(len(progs), func(c hpc.Comm) error {
-		tr := traces[c.Rank()]
-		l, err := replay.NewLocation(env, tr, c.Rank(), c)
+	err = hpc.RunInProcess(len(traces), func(c hpc.Comm) error {
+		l, err := replay.NewLocation(env, traces[c.Rank()], c.Rank(), c)
 		if err != nil {
 			return err
 		}
@@ -95,19 +111,12 @@ func analyzeDefs(t *testing.T, defs func(*otf2.Defs) *otf2.Defs, register func(*
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		for metric, row := range patterns.Named(l.Sev) {
-			for cp, v := range row {
-				if v != 0 {
-					got[fmt.Sprintf("%s %s %d", metric, tinytrace.Path(tr, uint32(cp)), c.Rank())] += v
-				}
-			}
-		}
+		done(c.Rank(), bus, l)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
 }
 
 // seconds converts milliseconds.
