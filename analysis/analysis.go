@@ -153,6 +153,9 @@ type located struct {
 	// comm is the point-to-point traffic the location sent (nil when
 	// the pattern table has no communication matrix, and on threads)
 	comm *combine.CommStats
+	// timeline is the location's time profile (nil when the pattern
+	// table has none)
+	timeline *combine.Timeline
 }
 
 // load reads location loc, whose trace is kept for the replay, which
@@ -328,6 +331,9 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	l.correction, l.ccv, l.instances, l.statBounds, l.trace = corr, loc.CCV, stats.Instances, stats.Bounds, nil
 	if cc := patterns.CommCountsOf(bus); cc != nil {
 		l.comm = commStats(l.rank, cc)
+	}
+	if tp := patterns.TimeProfileOf(bus); tp != nil {
+		l.timeline = &combine.Timeline{Width: tp.Width, Bins: tp.Bins}
 	}
 	return nil
 }
@@ -538,7 +544,7 @@ func add(rep *combine.Report, r result) error {
 // toGlobal returns l's values and instances with global call paths (of
 // which there are n); the instances are mapped in place.
 func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
-	res := combine.Result{Location: l.loc, Values: make([][]float64, len(l.values))}
+	res := combine.Result{Location: l.loc, Values: make([][]float64, len(l.values)), Timeline: l.timeline}
 	for m, local := range l.values {
 		if local == nil {
 			continue

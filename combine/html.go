@@ -143,6 +143,11 @@ func (r *Report) htmlOf(prof *Profile, d *Derived, opt HTMLOptions) *HTML {
 	m.summary = r.Summarize(opt.top())
 	m.comm = r.Comm
 	m.topos = otf2Topologies(r.Defs, r.Placements)
+	labels := make([]string, len(r.Results))
+	for i, res := range r.Results {
+		labels[i] = r.Placements[res.Location].Label()
+	}
+	m.profile = profileData(r.TimeProfile(), labels)
 	var idle float64
 	for _, row := range d.Values["omp_idle_threads"] {
 		for _, x := range row {
@@ -281,6 +286,7 @@ type pageModel struct {
 	locs     []loc
 	summary  Summary
 	comm     *CommStats
+	profile  *jsProfile // the time profile (nil: none)
 	topos    []pageTopo
 	notes    []string
 	fromFile bool // read from a CUBE file
@@ -309,6 +315,8 @@ type (
 		SummaryTotal float64 `json:"summaryTotal"`
 		// Topologies are the Cartesian topologies, identical ones once.
 		Topologies []jsTopo `json:"topologies"`
+		// Profile is the time profile (null: none).
+		Profile *jsProfile `json:"profile"`
 	}
 	jsMetric struct {
 		Unique  string `json:"unique"`
@@ -402,6 +410,8 @@ type pageView struct {
 	CommNone            string
 	HasTopo             bool
 	TopoNone            string
+	HasProfile          bool
+	ProfileNone         string
 	Data                template.JS
 	CSS                 template.CSS
 	ChartJS, MatrixJS   template.JS
@@ -495,6 +505,18 @@ func (m *pageModel) page(opt HTMLOptions) *HTML {
 		v.CommNone = "This report has no communication matrix: a CUBE file does not hold one (it is in the page scout writes with its analysis)."
 	} else {
 		v.CommNone = "This report has no communication matrix: the analysis did not record the point-to-point traffic."
+	}
+	switch {
+	case m.profile != nil:
+		d.Profile, v.HasProfile = m.profile, true
+		budget -= m.profile.size()
+		if n := m.profile.note(); n != "" {
+			m.notes = append(m.notes, n)
+		}
+	case m.fromFile:
+		v.ProfileNone = "This report has no time profile: a CUBE file does not hold one (it is in the page scout writes with its analysis)."
+	default:
+		v.ProfileNone = "This report has no time profile: the analysis did not record one."
 	}
 	var topoBytes int
 	d.Topologies, topoBytes = m.topoData(budget / 8)

@@ -454,6 +454,19 @@ func synthProfile(ncp, nloc int) (*Profile, Summary) {
 func synthPage(p *Profile, s Summary, opt HTMLOptions) *HTML {
 	m := derivedModel(p, Derive(p))
 	m.summary = s
+	// a time profile of every location, each bin full
+	tp := &TimeProfile{Width: 0.01, Bins: patterns.TimeProfileBins}
+	labels := make([]string, len(p.Locations))
+	for l, pl := range p.Locations {
+		labels[l] = pl.Label()
+		row := make([]patterns.Activities, tp.Bins)
+		for k := range row {
+			w := 0.01 * float64((k*7+l*13)%10) / 10
+			row[k] = patterns.Activities{0.006 - w/2, 0.003, 0, 0.001 + w/2}
+		}
+		tp.Rows = append(tp.Rows, row)
+	}
+	m.profile = profileData(tp, labels)
 	return m.page(opt)
 }
 

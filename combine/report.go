@@ -23,6 +23,9 @@ import (
 type Result struct {
 	Location uint64
 	Values   [][]float64
+	// Timeline is the location's time profile (nil: none, as in a
+	// report read from a CUBE file).
+	Timeline *Timeline
 }
 
 // Row returns the values of metric id m (nil if none).

@@ -54,6 +54,7 @@ var Patterns = []Pattern{
 	{"OpenMP thread management", []replay.Metric{OmpManagement, OmpFork}, registerOmpManagement, 0, true},
 	{"Wait at OpenMP barrier", []replay.Metric{OmpEBarrierWait, OmpIBarrierWait}, registerOmpBarrier, 0, true},
 	{"OpenMP lock contention", []replay.Metric{OmpLockContentionCritical, OmpLockContentionAPI}, registerOmpLock, 0, true},
+	{"time profile", nil, registerTimeProfile, 0, true},
 	{"critical path", []replay.Metric{CriticalPath, CriticalPathActivities, CriticalImbalanceImpact,
 		InterPartitionImbalance, NonCriticalPathActivities}, registerCriticalPath, PartCriticalPath, true},
 	{"delay costs and wait-state propagation", []replay.Metric{DelayLateSender, DelayLateReceiver,

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,11 @@ const (
 	ClassOmpEBarrier                         // an explicit OpenMP barrier
 	ClassOmpIBarrier                         // an implicit OpenMP barrier
 	ClassOmpCritical                         // an OpenMP critical section (its lock is a critical's)
+	// ClassOmpSync is OpenMP synchronization, as the report's
+	// omp_synchronization and omp_flush count it: barriers, a critical
+	// section's or atomic's entry (not its body), ordered, taskwait,
+	// flush and the lock API.
+	ClassOmpSync
 )
 
 // ClassOmpBarrier is either kind of OpenMP barrier.
@@ -84,8 +90,19 @@ func classifyOmp(defs *otf2.Defs, r *otf2.Region, name string) RegionClass {
 	if r.Paradigm == otf2.ParadigmOpenMP && (r.Role == otf2.RoleCritical || r.Role == otf2.RoleCriticalSblock) {
 		c |= ClassOmpCritical
 	}
+	if c&ClassOmpBarrier != 0 || ompLockAPI.MatchString(name) {
+		c |= ClassOmpSync
+	} else if r.Paradigm == otf2.ParadigmOpenMP {
+		switch r.Role {
+		case otf2.RoleBarrier, otf2.RoleImplicitBarrier, otf2.RoleAtomic, otf2.RoleCritical, otf2.RoleOrdered, otf2.RoleTaskWait, otf2.RoleFlush:
+			c |= ClassOmpSync
+		}
+	}
 	return c
 }
+
+// ompLockAPI matches the OpenMP lock-API functions.
+var ompLockAPI = regexp.MustCompile(`^omp_(destroy|init|set|test|unset)(_nest)?_lock$`)
 
 // Env is what every location's replay shares: the global definitions and
 // what is derived from them.

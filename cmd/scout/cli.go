@@ -76,6 +76,8 @@ type options struct {
 	// commCSV, sizesCSV: the communication matrix and the message sizes
 	// as CSV ("": none)
 	commCSV, sizesCSV string
+	// profileCSV: the time profile as CSV ("": none)
+	profileCSV string
 }
 
 // analysisCmd declares the flags of the analysis on fs and returns what
@@ -97,6 +99,7 @@ func analysisCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	fs.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report scout.html")
 	fs.StringVar(&o.commCSV, "comm-csv", "", "write the point-to-point communication matrix as CSV (from,to,messages,bytes,syncs) to `FILE` (- for stdout)")
 	fs.StringVar(&o.sizesCSV, "sizes-csv", "", "write the message-size histogram as CSV (min_bytes,max_bytes,messages) to `FILE` (- for stdout)")
+	fs.StringVar(&o.profileCSV, "profile-csv", "", "write the time profile as CSV (rank,thread,bin,start,end,computation,mpi,openmp,waiting) to `FILE` (- for stdout)")
 	return func(e *cmdEnv, args []string) error {
 		if len(args) != 1 {
 			e.usage()
@@ -177,7 +180,7 @@ func analyze(o options, stdout, stderr io.Writer) error {
 	} else {
 		prog.Printf("wrote %s and %s", files.report, files.stat)
 	}
-	for _, f := range []string{o.csv, o.commCSV, o.sizesCSV} {
+	for _, f := range []string{o.csv, o.commCSV, o.sizesCSV, o.profileCSV} {
 		if f != "" && f != "-" {
 			prog.Printf("wrote %s", f)
 		}
@@ -191,6 +194,7 @@ type analysisFiles struct {
 	html         string // scout.html ("": not written)
 	csv          string // the CSV ("": none, "-": standard output)
 	comm, sizes  string // the communication matrix's and message sizes' CSV (the same)
+	profile      string // the time profile's CSV (the same)
 	trace        string // the trace, as the page names it
 }
 
@@ -212,16 +216,16 @@ func analysisOutputs(o options) (*outputSet, analysisFiles, error) {
 		s.inputDir(filepath.Join(a.Dir, a.Name))
 	}
 	f := analysisFiles{report: filepath.Join(dir, "scout.cubex"), stat: filepath.Join(dir, "trace.stat"), csv: o.csv,
-		comm: o.commCSV, sizes: o.sizesCSV, trace: o.trace}
+		comm: o.commCSV, sizes: o.sizesCSV, profile: o.profileCSV, trace: o.trace}
 	if !o.noHTML {
 		f.html = filepath.Join(dir, "scout.html")
 	}
-	for _, p := range []string{f.report, f.stat, f.html, f.csv, f.comm, f.sizes} {
+	for _, p := range []string{f.report, f.stat, f.html, f.csv, f.comm, f.sizes, f.profile} {
 		if p == "" {
 			continue
 		}
 		if err := s.add(p); err != nil {
-			return nil, analysisFiles{}, usageError{err.Error() + " (choose another with -o, --csv, --comm-csv or --sizes-csv)"}
+			return nil, analysisFiles{}, usageError{err.Error() + " (choose another with -o, --csv, --comm-csv, --sizes-csv or --profile-csv)"}
 		}
 	}
 	return s, f, nil
@@ -268,6 +272,11 @@ func writeAnalysis(s *outputSet, rep *combine.Report, f analysisFiles, stdout io
 			}
 			if err := s.write(c.path, stdout, func(w io.Writer) error { return c.write(w, rep.Comm) }); err != nil {
 				return fmt.Errorf("writing %s: %w", c.what, err)
+			}
+		}
+		if f.profile != "" {
+			if err := s.write(f.profile, stdout, func(w io.Writer) error { return combine.WriteTimeProfileCSV(w, rep) }); err != nil {
+				return fmt.Errorf("writing the time profile: %w", err)
 			}
 		}
 		return nil

@@ -267,6 +267,78 @@ func parseF(t *testing.T, s string) float64 {
 	return v
 }
 
+// checkProfile checks the page's time profile against the metric values:
+// the seconds of waiting it states are the wait states' (mpiWaits,
+// ompWaits), all its activities together the time; the chart of all
+// locations has a bar per bin; clicking the second row of the map shows
+// that location, and choosing another activity recolours the map.
+func checkProfile(t *testing.T, tb *tab, cells tracetest.Cells) {
+	t.Helper()
+	var p struct {
+		Info  map[string]string
+		Bins  int
+		Bars  int
+		Rows  int
+		Cells int
+		Title string
+	}
+	tb.evalInto(t, `({info: {...document.getElementById('profile-info').dataset}, bins: JSON.parse(document.getElementById('scout-data').textContent).profile.bins,
+		bars: Chart.getChart('profile-chart').data.labels.length, rows: JSON.parse(document.getElementById('scout-data').textContent).profile.rows.length,
+		cells: Chart.getChart('profile-map').data.datasets[0].data.length, title: document.getElementById('profile-row-title').textContent})`, &p)
+	var total, wait float64
+	waits := map[string]bool{}
+	for _, m := range append(append([]string{}, mpiWaits...), ompWaits...) {
+		waits[m] = true
+	}
+	for k, v := range cells {
+		switch {
+		case k.Metric == "time":
+			total += v
+		case waits[k.Metric]:
+			wait += v
+		}
+	}
+	all := 0.0
+	for _, v := range p.Info {
+		all += parseF(t, v)
+	}
+	if got := parseF(t, p.Info["waiting"]); math.Abs(got-wait) > 1e-9*max(1, wait) {
+		t.Errorf("time profile: %v s waiting, the wait states %v s", got, wait)
+	}
+	if math.Abs(all-total) > 1e-9*max(1, total) {
+		t.Errorf("time profile: %v s of activities, the time %v s", all, total)
+	}
+	if p.Bins == 0 || p.Bars != p.Bins || p.Cells != p.Bins*p.Rows || p.Title != "rank 0" {
+		t.Errorf("time profile: %d bins, %d bars, %d rows, %d map cells, row %q shown", p.Bins, p.Bars, p.Rows, p.Cells, p.Title)
+	}
+	if p.Rows < 2 {
+		return
+	}
+	// click the middle of the second row's first bin
+	tb.eval(t, `(() => { const c = Chart.getChart('profile-map'); const e = c.getDatasetMeta(0).data[c.data.datasets[0].data.findIndex(d => d.y === 1)];
+		const r = c.canvas.getBoundingClientRect(); const x = r.left + e.x + 1, y = r.top + e.y + 1;
+		c.canvas.dispatchEvent(new MouseEvent('click', {clientX: x, clientY: y, bubbles: true})); return 1; })()`)
+	var second string
+	tb.evalInto(t, `JSON.parse(document.getElementById('scout-data').textContent).profile.rows[1]`, &second)
+	want := "rank " + strings.Replace(second, ".", " thread ", 1)
+	// Chart.js handles the click at the next animation frame
+	var title string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		tb.evalInto(t, `document.getElementById('profile-row-title').textContent`, &title)
+		if title == want || time.Now().After(deadline) {
+			break
+		}
+	}
+	if title != want {
+		t.Errorf("time profile: clicking the second row shows %q, want %q", title, want)
+	}
+	before := tb.eval(t, `Chart.getChart('profile-map').data.datasets[0].data.map(d => d.v).join(' ')`)
+	tb.click(t, `#profile-kinds input[value="1"]`)
+	if after := tb.eval(t, `Chart.getChart('profile-map').data.datasets[0].data.map(d => d.v).join(' ')`); after == before {
+		t.Error("time profile: choosing MPI does not change the map")
+	}
+}
+
 // TestHTMLBrowser analyzes bundled traces and opens each scout.html in
 // Chromium: no console errors; the top wait states, a call path's
 // exclusive value and a rank's value are the CSV's; expanding a call
@@ -293,6 +365,7 @@ func TestHTMLBrowser(t *testing.T) {
 			}
 			tb := openPage(t, bctx, filepath.Join(out, "scout.html"))
 			checkPage(t, tb, cells, !strings.HasPrefix(name, "omp_"))
+			checkProfile(t, tb, cells)
 			// The topology view shows the explorer's selection (visits
 			// of the top wait state's call path, exclusive), then follows
 			// it to time, inclusive.
@@ -342,6 +415,9 @@ func TestHTMLBrowser(t *testing.T) {
 			}
 			if got := rb.eval(t, `document.getElementById('comm-none') !== null`); got != "true" {
 				t.Error("the report page does not say that it has no communication matrix")
+			}
+			if got := rb.eval(t, `document.getElementById('profile-none').textContent.includes('no time profile')`); got != "true" {
+				t.Error("the report page does not say that it has no time profile")
 			}
 			// the report's topologies: the same as the analysis's page
 			checkTopology(t, rb, topo.dims, topo.cells, false)

@@ -51,7 +51,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestMPIMatchesInProcess runs the MPI version on every reference trace
 // with one process per rank (M = N), with one process for all ranks and
-// with two, and compares its CSV, report and statistics with the
+// with two, and compares its CSV, report, statistics and time profile with the
 // in-process run's.
 func TestMPIMatchesInProcess(t *testing.T) {
 	bin := buildMPI(t)
@@ -76,7 +76,7 @@ func TestMPIMatchesInProcess(t *testing.T) {
 				}
 			}
 			want := t.TempDir()
-			if err := run(tr.Args("-q", "-o", want, "--csv", filepath.Join(want, "scout.csv")), io.Discard, io.Discard); err != nil {
+			if err := run(tr.Args("-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), "--profile-csv", filepath.Join(want, "profile.csv")), io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			for _, np := range []int{ranks, 1, 2} {
@@ -84,11 +84,11 @@ func TestMPIMatchesInProcess(t *testing.T) {
 					continue
 				}
 				got := t.TempDir()
-				cmd := mpirun(np, append([]string{bin}, tr.Args("-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"))...)...)
+				cmd := mpirun(np, append([]string{bin}, tr.Args("-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), "--profile-csv", filepath.Join(got, "profile.csv"))...)...)
 				if b, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("mpirun -np %d: %v\n%s", np, err, b)
 				}
-				for _, f := range []string{"scout.csv", "trace.stat"} {
+				for _, f := range []string{"scout.csv", "trace.stat", "profile.csv"} {
 					if !bytes.Equal(readFile(t, filepath.Join(got, f)), readFile(t, filepath.Join(want, f))) {
 						t.Errorf("-np %d: %s differs from the in-process run's", np, f)
 					}

@@ -20,14 +20,15 @@ import (
 // TestMatchesReference runs scout on every reference trace and checks
 // every cell of every metric scout computes against the reference
 // analyzer's (but for the metrics of scout's own, patterns.Metric.Own,
-// which the reference does not have).
+// which the reference does not have), and the time profile against the
+// metric values (checkTimeProfile).
 func TestMatchesReference(t *testing.T) {
 	for _, tr := range tracetest.All(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			tmp := t.TempDir()
-			out := filepath.Join(tmp, "out.csv")
+			out, prof := filepath.Join(tmp, "out.csv"), filepath.Join(tmp, "profile.csv")
 			var stderr bytes.Buffer
-			if err := run(tr.Args("-q", "-o", tmp, "--csv", out), &bytes.Buffer{}, &stderr); err != nil {
+			if err := run(tr.Args("-q", "-o", tmp, "--csv", out, "--profile-csv", prof), &bytes.Buffer{}, &stderr); err != nil {
 				t.Fatalf("scout: %v\n%s", err, stderr.String())
 			}
 			got, err := tracetest.ReadCSV(out)
@@ -50,6 +51,7 @@ func TestMatchesReference(t *testing.T) {
 			if len(want.Only("time", "visits")) == 0 {
 				t.Errorf("reference has no time/visits cells")
 			}
+			checkTimeProfile(t, readProfileCSV(t, prof), got)
 		})
 	}
 }

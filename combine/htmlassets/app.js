@@ -919,9 +919,131 @@
     }));
   }
 
+  // --- time profile ----------------------------------------------------
+  const actStyle = {
+    computation: ['computation', '#7fb35a'],
+    mpi: ['MPI', '#1f5fbf'],
+    openmp: ['OpenMP synchronization', '#8e5cb5'],
+    waiting: ['waiting', '#d2473f'],
+  };
+  function renderProfile() {
+    const P = D.profile;
+    if (!P) return;
+    const A = P.activities.length, B = P.bins, W = P.width;
+    const totals = f64s(P.totals);
+    const dv = bytes(P.shares);
+    const share = (row, k, a) => dv.getUint8((row * B + k) * A + a) / 255;
+    const sum = new Float64Array(A);
+    for (let k = 0; k < B; k++) for (let a = 0; a < A; a++) sum[a] += totals[k * A + a];
+    // the activities shown: OpenMP only when some location had it
+    const acts = [];
+    for (let a = 0; a < A; a++) if (P.activities[a] !== 'openmp' || sum[a] > 0) acts.push(a);
+    const all = P.locations * W * B;
+    const info = $('profile-info');
+    info.textContent = P.locations + ' locations, ' + B + ' bins of ' + g6(W) + ' s (0 to ' + g6(B * W) + ' s). Of the locations\' time: ' +
+      acts.map((a) => actStyle[P.activities[a]][0] + ' ' + g6(sum[a]) + ' s (' + pct(sum[a], all) + ')').join(', ') + '.';
+    acts.forEach((a) => { info.dataset[P.activities[a]] = String(sum[a]); });
+    const labels = Array.from({ length: B }, (_, k) => g6(k * W));
+    const stacked = (values) => {
+      const ds = acts.map((a) => {
+        const [name, color] = actStyle[P.activities[a]];
+        return { label: name, data: Array.from({ length: B }, (_, k) => 100 * values(k, a)), backgroundColor: color, barPercentage: 1, categoryPercentage: 1 };
+      });
+      ds.push({ label: 'outside the traced regions', backgroundColor: '#e3e6ea', barPercentage: 1, categoryPercentage: 1,
+        data: Array.from({ length: B }, (_, k) => Math.max(0, 100 - ds.reduce((s, d) => s + d.data[k], 0))) });
+      return ds;
+    };
+    const barOptions = (title) => ({
+      animation: false, responsive: true, maintainAspectRatio: false, devicePixelRatio: dpr,
+      plugins: {
+        legend: { position: 'bottom' },
+        tooltip: { callbacks: { title: (items) => g6(items[0].dataIndex * W) + ' – ' + g6((items[0].dataIndex + 1) * W) + ' s', label: (it) => it.dataset.label + ': ' + it.raw.toFixed(1) + '%' } },
+      },
+      scales: {
+        x: { stacked: true, title: { display: true, text: 'time (s), bins of ' + g6(W) + ' s' }, ticks: { maxTicksLimit: 16 } },
+        y: { stacked: true, min: 0, max: 100, title: { display: true, text: title } },
+      },
+    });
+    const body = document.querySelector('#profile-table tbody');
+    document.querySelector('#profile-table thead').append(el('tr', {}, el('th', { class: 'num', text: 'from (s)' }),
+      ...acts.map((a) => el('th', { class: 'num', text: actStyle[P.activities[a]][0] + ' (s)' }))));
+    for (let k = 0; k < B; k++) {
+      body.append(el('tr', { 'data-bin': String(k) }, el('td', { class: 'num', text: g6(k * W) }),
+        ...acts.map((a) => el('td', { class: 'num', text: g6(totals[k * A + a]) }))));
+    }
+    const rowName = (r) => (P.sizes[r] > 1 ? 'locations ' + P.rows[r] : (P.rows[r].includes('.') ? 'rank ' + P.rows[r].replace('.', ' thread ') : 'rank ' + P.rows[r]));
+    let sel = 0;
+    let kind = acts.includes(P.activities.indexOf('waiting')) ? P.activities.indexOf('waiting') : acts[0];
+    const kinds = $('profile-kinds');
+    for (const a of acts) {
+      const inp = el('input', { type: 'radio', name: 'profile-kind', value: String(a) });
+      inp.checked = a === kind;
+      kinds.append(' ', el('label', {}, inp, ' ' + actStyle[P.activities[a]][0]));
+    }
+    const R = P.rows.length;
+    $('profile-map-box').style.height = Math.min(720, Math.max(160, 14 * R + 80)) + 'px';
+    const legend = () => {
+      $('profile-legend').textContent = 'Colour: the share of ' + actStyle[P.activities[kind]][0] + ' in each bin of each ' + (P.group > 1 ? 'group of ' + P.group + ' locations' : 'location') +
+        ', from none (white) to the whole bin; click a row for its activities below.';
+    };
+    legend();
+    $('profile-row-title').textContent = rowName(sel);
+    if (typeof Chart === 'undefined') return;
+    new Chart($('profile-chart'), { type: 'bar', data: { labels, datasets: stacked((k, a) => totals[k * A + a] / (P.locations * W)) }, options: barOptions('share of all locations\' time (%)') });
+    const rowChart = new Chart($('profile-row'), { type: 'bar', data: { labels, datasets: stacked((k, a) => share(sel, k, a)) }, options: barOptions('share of the time (%)') });
+    const points = () => {
+      const out = [];
+      for (let r = 0; r < R; r++) for (let k = 0; k < B; k++) out.push({ x: k + 0.5, y: r, v: share(r, k, kind), k });
+      return out;
+    };
+    const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(',');
+    const step = Math.max(1, Math.ceil(R / 24));
+    const map = new Chart($('profile-map'), {
+      type: 'matrix',
+      data: {
+        datasets: [{
+          data: points(),
+          backgroundColor: (ctx) => 'rgba(' + rgb(actStyle[P.activities[kind]][1]) + ',' + (ctx.raw ? ctx.raw.v : 0).toFixed(3) + ')',
+          borderWidth: 0,
+          width: ({ chart }) => Math.max(1, (chart.chartArea || {}).width / B),
+          height: ({ chart }) => Math.max(1, (chart.chartArea || {}).height / R),
+        }],
+      },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, devicePixelRatio: dpr,
+        onClick: (evt, items) => {
+          if (!items.length) return;
+          sel = items[0].element.$context.raw.y;
+          $('profile-row-title').textContent = rowName(sel);
+          rowChart.data.datasets = stacked((k, a) => share(sel, k, a));
+          rowChart.update('none');
+        },
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { title: (items) => rowName(items[0].raw.y) + ', ' + g6(items[0].raw.k * W) + ' – ' + g6((items[0].raw.k + 1) * W) + ' s',
+            label: (it) => actStyle[P.activities[kind]][0] + ' ' + (100 * it.raw.v).toFixed(1) + '%' } },
+        },
+        scales: {
+          x: { type: 'linear', min: 0, max: B, offset: false, grid: { display: false }, ticks: { maxTicksLimit: 16, callback: (v) => g6(v * W) }, title: { display: true, text: 'time (s)' } },
+          y: { type: 'linear', reverse: true, min: -0.5, max: R - 0.5, offset: false, grid: { display: false }, title: { display: true, text: P.group > 1 ? 'locations (groups)' : 'location' },
+            afterBuildTicks: (axis) => { axis.ticks = []; for (let r = 0; r < R; r += step) axis.ticks.push({ value: r }); },
+            ticks: { autoSkip: false, callback: (v) => P.rows[v] } },
+        },
+      },
+    });
+    kinds.querySelectorAll('input').forEach((inp) => inp.addEventListener('change', () => {
+      if (!inp.checked) return;
+      kind = Number(inp.value);
+      legend();
+      map.data.datasets[0].data = points();
+      map.update('none');
+    }));
+  }
+
   try {
     renderAll();
     renderComm();
+    renderProfile();
     document.body.dataset.ready = '1';
   } catch (e) {
     document.body.dataset.ready = 'error';
