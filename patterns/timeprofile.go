@@ -221,13 +221,24 @@ func (tp *TimeProfile) timeline(c *replay.Ctx) {
 	evs := c.Trace.Events
 	stack := tp.stack[:0]
 	prev := 0.0
+	// the bin of the last interval added, [lo, hi): an interval within it
+	// (most are) adds there without a division
+	k, lo, hi := -1, 0.0, 0.0
 	for i := range evs {
 		e := &evs[i]
 		if e.Kind != localtrace.KindEnter && e.Kind != localtrace.KindLeave {
 			continue
 		}
-		if n := len(stack); n > 0 {
-			tp.add(stack[n-1], prev, e.Time, 1)
+		if n := len(stack); n > 0 && e.Time > prev {
+			if a := stack[n-1]; k >= 0 && prev >= lo && e.Time <= hi {
+				tp.Bins[k][a] += e.Time - prev
+			} else {
+				tp.add(a, prev, e.Time, 1)
+				if w := tp.Width; e.Time > 0 {
+					k = min(int(e.Time/w), len(tp.Bins)-1)
+					lo, hi = float64(k)*w, float64(k+1)*w
+				}
+			}
 		}
 		prev = e.Time
 		if e.Kind == localtrace.KindEnter {
