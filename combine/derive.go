@@ -31,8 +31,10 @@ type Profile struct {
 	Skipped patterns.Parts
 	// Grid2D: the trace defines a 2-D process grid the wavefront refill
 	// patterns analyze (patterns.HasWavefrontGrid); without one their
-	// metrics do not exist.
-	Grid2D bool
+	// four corner metrics do not exist. Grid3D: likewise a 3-D grid, and
+	// the eight octant metrics. A trace with grids of both kinds has
+	// both sets.
+	Grid2D, Grid3D bool
 }
 
 // Callpath is one node of a Profile's call tree.
@@ -62,8 +64,8 @@ type Derived struct {
 // and the imbalance metrics always exist. The metrics of a part of the
 // analysis that did not run (Profile.Skipped: the root causes, the
 // critical path), and those derived from them, do not exist, nor do the
-// wavefront refill metrics of a trace without a 2-D process grid
-// (Profile.Grid2D). Copied metrics absent from the profile are zero.
+// wavefront refill metrics of a trace without a 2-D (3-D) process grid
+// (Profile.Grid2D, Grid3D). Copied metrics absent from the profile are zero.
 //
 // With OpenMP, the time is first completed as the reference's remapper
 // does: each worker thread is idle (omp_idle_threads) for as long as its
@@ -82,6 +84,9 @@ func Derive(p *Profile) *Derived {
 	}
 	if p.Grid2D {
 		d.present |= hasGrid2D
+	}
+	if p.Grid3D {
+		d.present |= hasGrid3D
 	}
 	res := &Derived{Values: d.out}
 	for _, m := range metricTree {
@@ -535,7 +540,8 @@ func (r *Report) Profile() *Profile {
 		Locations: make([]localtrace.Placement, len(r.Results)),
 		Values:    make(map[string][][]float64, len(r.Metrics)),
 		Skipped:   r.Skipped,
-		Grid2D:    patterns.HasWavefrontGrid(r.Defs),
+		Grid2D:    patterns.HasWavefrontGrid(r.Defs, 2),
+		Grid3D:    patterns.HasWavefrontGrid(r.Defs, 3),
 	}
 	for i, n := range r.Tree.Nodes {
 		cp := Callpath{Parent: -1, Region: RegionInfo{Name: r.RegionName(n.Region)}}

@@ -87,8 +87,10 @@ const (
 	hasCUDAKernels
 	// hasGrid2D is no paradigm of a call path: the trace defines a 2-D
 	// process grid (Profile.Grid2D), where the wavefront refill metrics
-	// exist.
+	// of its corners exist; hasGrid3D likewise a 3-D one (Grid3D), where
+	// those of its octant corners exist.
 	hasGrid2D
+	hasGrid3D
 )
 
 // The name patterns of the remapping specification.

@@ -105,6 +105,14 @@ const (
 	RefillNE                                       // mpi_latesender_refill_ne
 	RefillSW                                       // mpi_latesender_refill_sw
 	RefillSE                                       // mpi_latesender_refill_se
+	RefillNWF                                      // mpi_latesender_refill_nwf
+	RefillNEF                                      // mpi_latesender_refill_nef
+	RefillSWF                                      // mpi_latesender_refill_swf
+	RefillSEF                                      // mpi_latesender_refill_sef
+	RefillNWB                                      // mpi_latesender_refill_nwb
+	RefillNEB                                      // mpi_latesender_refill_neb
+	RefillSWB                                      // mpi_latesender_refill_swb
+	RefillSEB                                      // mpi_latesender_refill_seb
 	numMetrics
 )
 
@@ -234,6 +242,22 @@ var catalog = [numMetrics]Metric{
 		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the south-west corner after a wavefront from another corner had passed.")),
 	RefillSE: own(sec("mpi_latesender_refill_se", "Refill from South-East", "mpi_latesender",
 		"Late Sender idle time in the first step of a pipelined wavefront on a 2-D Cartesian grid that came from the south-east corner after a wavefront from another corner had passed.")),
+	RefillNWF: refill3D("nwf", "North-West-Front", "north-west-front"),
+	RefillNEF: refill3D("nef", "North-East-Front", "north-east-front"),
+	RefillSWF: refill3D("swf", "South-West-Front", "south-west-front"),
+	RefillSEF: refill3D("sef", "South-East-Front", "south-east-front"),
+	RefillNWB: refill3D("nwb", "North-West-Back", "north-west-back"),
+	RefillNEB: refill3D("neb", "North-East-Back", "north-east-back"),
+	RefillSWB: refill3D("swb", "South-West-Back", "south-west-back"),
+	RefillSEB: refill3D("seb", "South-East-Back", "south-east-back"),
+}
+
+// refill3D declares the wavefront refill metric of an octant corner of a
+// 3-D grid (suffix of the name, display form, words of the description).
+func refill3D(suffix, display, words string) Metric {
+	return own(sec("mpi_latesender_refill_"+suffix, "Refill from "+display, "mpi_latesender",
+		"Late Sender idle time in the first step of a pipelined wavefront on a 3-D Cartesian grid that came from the "+
+			words+" corner after a wavefront from another corner had passed."))
 }
 
 // own marks m as a metric of scout's own (Metric.Own).

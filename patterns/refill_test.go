@@ -15,11 +15,18 @@ import (
 )
 
 // The wavefront refill tests replay hand-built sweeps over small grids
-// (ranks numbered row-major: rank r has the coordinates (r/d1, r%d1);
-// dimension 0 runs from west to east, dimension 1 from north to south).
+// of two or three dimensions (ranks numbered row-major, the last
+// dimension varying fastest: on a d0×d1 grid rank r has the coordinates
+// (r/d1, r%d1); dimension 0 runs from west to east, dimension 1 from
+// north to south, dimension 2 from front to back).
 
-// corner names the corners of a grid as the refill metrics do.
-var corner = [4]string{"nw", "ne", "sw", "se"}
+// corner names the corners of a 2-D grid as the refill metrics do (bit
+// 0 mirrors dimension 0, bit 1 dimension 1), octant the octant corners
+// of a 3-D grid (bit 2 mirrors dimension 2).
+var (
+	corner = [4]string{"nw", "ne", "sw", "se"}
+	octant = [8]string{"nwf", "nef", "swf", "sef", "nwb", "neb", "swb", "seb"}
+)
 
 // topology describes the Cartesian topology a test trace defines.
 type topology struct {
@@ -28,29 +35,38 @@ type topology struct {
 	comm     uint32 // 0: MPI_COMM_WORLD; 1: a second communicator over all ranks
 }
 
-// withTopology returns defs with topo (and communicator 1) added.
-func withTopology(t *testing.T, d *otf2.Defs, topo *topology) *otf2.Defs {
+// withTopology returns defs with the topologies (and communicators 1
+// and 2, each over all ranks) added, the first topology's dimensions
+// first.
+func withTopology(t *testing.T, d *otf2.Defs, topos ...*topology) *otf2.Defs {
 	t.Helper()
-	d.Comms = append(d.Comms, otf2.Comm{Self: 1, Name: 0, Group: 0, Parent: otf2.Undef32})
-	if topo != nil {
+	d.Comms = append(d.Comms, otf2.Comm{Self: 1, Name: 0, Group: 0, Parent: otf2.Undef32},
+		otf2.Comm{Self: 2, Name: 0, Group: 0, Parent: otf2.Undef32})
+	dim := uint32(0)
+	for ti, topo := range topos {
+		if topo == nil {
+			continue
+		}
+		self := uint32(ti)
 		var ids []uint32
 		size := 1
-		for k, n := range topo.dims {
+		for _, n := range topo.dims {
 			p := uint8(0)
 			if topo.periodic {
 				p = 1
 			}
-			d.CartDimensions = append(d.CartDimensions, otf2.CartDimension{Self: uint32(k), Name: 0, Size: uint32(n), Periodic: p})
-			ids = append(ids, uint32(k))
+			d.CartDimensions = append(d.CartDimensions, otf2.CartDimension{Self: dim, Name: 0, Size: uint32(n), Periodic: p})
+			ids = append(ids, dim)
+			dim++
 			size *= n
 		}
-		d.CartTopologies = append(d.CartTopologies, otf2.CartTopology{Self: 0, Name: 0, Comm: topo.comm, Dims: ids})
+		d.CartTopologies = append(d.CartTopologies, otf2.CartTopology{Self: self, Name: 0, Comm: topo.comm, Dims: ids})
 		for r := range size {
 			xs := make([]uint32, len(topo.dims))
 			for k, x := len(topo.dims)-1, r; k >= 0; k-- {
 				xs[k], x = uint32(x%topo.dims[k]), x/topo.dims[k]
 			}
-			d.CartCoordinates = append(d.CartCoordinates, otf2.CartCoordinate{Topology: 0, Rank: uint32(r), Coords: xs})
+			d.CartCoordinates = append(d.CartCoordinates, otf2.CartCoordinate{Topology: self, Rank: uint32(r), Coords: xs})
 		}
 	}
 	// through the encoder and decoder, which index the definitions
@@ -65,23 +81,28 @@ func withTopology(t *testing.T, d *otf2.Defs, topo *topology) *otf2.Defs {
 	return out
 }
 
-// analyzeGrid is analyze on a trace with topology topo (nil: none).
-func analyzeGrid(t *testing.T, topo *topology, progs ...[]step) map[string]float64 {
+// analyzeGrid is analyze on a trace with the topologies topos (none, or
+// nil: none).
+func analyzeGrid(t *testing.T, progs [][]step, topos ...*topology) map[string]float64 {
 	t.Helper()
-	return analyzeDefs(t, func(d *otf2.Defs) *otf2.Defs { return withTopology(t, d, topo) }, patterns.Register, progs...)
+	return analyzeDefs(t, func(d *otf2.Defs) *otf2.Defs { return withTopology(t, d, topos...) }, patterns.Register, progs...)
 }
 
-// grid is a test program over a d0×d1 grid: each rank's steps, added to
-// phase by phase.
+// grid is a test program over a grid of 2 or 3 dimensions: each rank's
+// steps, added to phase by phase.
 type grid struct {
-	d0, d1 int
-	comm   uint32
-	progs  [][]step
-	req    []uint64 // the last request id of each rank
+	dims  []int
+	comm  uint32
+	progs [][]step
+	req   []uint64 // the last request id of each rank
 }
 
-func newGrid(d0, d1 int, comm uint32) *grid {
-	return &grid{d0: d0, d1: d1, comm: comm, progs: make([][]step, d0*d1), req: make([]uint64, d0*d1)}
+func newGrid(dims []int, comm uint32) *grid {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return &grid{dims: dims, comm: comm, progs: make([][]step, n), req: make([]uint64, n)}
 }
 
 func (g *grid) send(ms float64, dst int) step {
@@ -92,56 +113,87 @@ func (g *grid) recv(ms float64, src int) step {
 	return tinytrace.Raw(ms, otf2.EvMpiRecv, uint64(src), uint64(g.comm), 20, 4)
 }
 
-// place returns the place of rank r in a sweep from corner k: its
-// coordinates on the grid mirrored so that k is the north-west corner
-// (bit 0 of k mirrors dimension 0, bit 1 dimension 1); rank returns the
-// rank at a place.
-func (g *grid) place(k, r int) (i, j int) {
-	return g.mirror(k, r/g.d1, r%g.d1)
+// coords returns the coordinates of rank r, and rank the rank at
+// coordinates xs (-1 outside the grid).
+func (g *grid) coords(r int) []int {
+	xs := make([]int, len(g.dims))
+	for k := len(g.dims) - 1; k >= 0; k-- {
+		xs[k], r = r%g.dims[k], r/g.dims[k]
+	}
+	return xs
 }
 
-func (g *grid) rank(k, i, j int) int {
-	i, j = g.mirror(k, i, j)
-	return i*g.d1 + j
+func (g *grid) rank(xs []int) int {
+	r := 0
+	for k, x := range xs {
+		if x < 0 || x >= g.dims[k] {
+			return -1
+		}
+		r = r*g.dims[k] + x
+	}
+	return r
 }
 
-func (g *grid) mirror(k, i, j int) (int, int) {
-	if k&1 != 0 {
-		i = g.d0 - 1 - i
+// mirror returns the coordinates xs mirrored so that corner k is the
+// north-west(-front) corner (bit a of k mirrors dimension a): the place
+// of a rank in a sweep from k, and the rank's coordinates at a place.
+func (g *grid) mirror(k int, xs []int) []int {
+	out := slices.Clone(xs)
+	for a := range out {
+		if k&(1<<a) != 0 {
+			out[a] = g.dims[a] - 1 - out[a]
+		}
 	}
-	if k&2 != 0 {
-		j = g.d1 - 1 - j
-	}
-	return i, j
+	return out
 }
+
+// The times of a step of a sweep (ms from the start of its
+// anti-diagonal): per dimension of its grid, the MPI_Recv from the
+// upstream neighbour (Enter, Leave, receive event) and the MPI_Send to
+// the downstream one (Enter, Leave, send event; the sender is on the
+// anti-diagonal before the receiver's).
+var (
+	recvSlots = map[int][][3]float64{2: {{0, 1.8, 1.7}, {1.9, 3, 2.9}}, 3: {{0, 1.8, 1.7}, {1.9, 2.9, 2.8}, {2.95, 3.9, 3.8}}}
+	sendSlots = map[int][][3]float64{2: {{1, 2, 1.5}, {2, 3, 2.5}}, 3: {{1, 1.5, 1.2}, {2, 2.5, 2.2}, {3, 3.5, 3.2}}}
+)
 
 // sweep adds a sweep from corner k starting at t (lasting 10 ms per
-// anti-diagonal): the rank at place (i, j), on anti-diagonal L = i+j,
-// receives from (i-1, j) in MPI_Recv [t+10(L-1), +1.8], then from
-// (i, j-1) in [t+10(L-1)+1.9, +3.0]; it sends down in MPI_Send
-// [t+10L+1, +1] and right in [t+10L+2, +1]. The first receive waits 1
-// ms, the second 0.1 ms (Late Sender). It returns each rank's Late
-// Sender time in ms.
+// anti-diagonal): the rank at a place of anti-diagonal L (the sum of
+// its coordinates) receives from each upstream neighbour it has, in
+// the order of the dimensions, in the MPI_Recv slots of anti-diagonal
+// L-1 (from t+10(L-1)), and sends to each downstream one in the MPI_Send
+// slots of its own anti-diagonal. On a 2-D grid the first receive waits
+// 1 ms, the second 0.1 ms (Late Sender); on a 3-D grid the third 0.05
+// ms. It returns each rank's Late Sender time in ms.
 func (g *grid) sweep(k int, t float64) []float64 {
 	ls := make([]float64, len(g.progs))
+	rs, ss := recvSlots[len(g.dims)], sendSlots[len(g.dims)]
 	for r := range g.progs {
-		i, j := g.place(k, r)
-		base := t + 10*float64(i+j-1)
+		at := g.mirror(k, g.coords(r))
+		l := 0
+		for _, x := range at {
+			l += x
+		}
+		base, out := t+10*float64(l-1), t+10*float64(l)
 		var s []step
-		if i > 0 {
-			s = append(s, call("MPI_Recv", base, base+1.8, g.recv(base+1.7, g.rank(k, i-1, j)))...)
-			ls[r]++
+		for a := range at {
+			if at[a] == 0 {
+				continue
+			}
+			from := slices.Clone(at)
+			from[a]--
+			sl := rs[a]
+			s = append(s, call("MPI_Recv", base+sl[0], base+sl[1], g.recv(base+sl[2], g.rank(g.mirror(k, from))))...)
+			ls[r] += ss[a][0] - sl[0]
 		}
-		if j > 0 {
-			s = append(s, call("MPI_Recv", base+1.9, base+3, g.recv(base+2.9, g.rank(k, i, j-1)))...)
-			ls[r] += 0.1
-		}
-		out := t + 10*float64(i+j)
-		if i < g.d0-1 {
-			s = append(s, call("MPI_Send", out+1, out+2, g.send(out+1.5, g.rank(k, i+1, j)))...)
-		}
-		if j < g.d1-1 {
-			s = append(s, call("MPI_Send", out+2, out+3, g.send(out+2.5, g.rank(k, i, j+1)))...)
+		for a := range at {
+			if at[a] == g.dims[a]-1 {
+				continue
+			}
+			to := slices.Clone(at)
+			to[a]++
+			sl := ss[a]
+			s = append(s, call("MPI_Send", out+sl[0], out+sl[1], g.send(out+sl[2], g.rank(g.mirror(k, to))))...)
 		}
 		g.progs[r] = append(g.progs[r], s...)
 	}
@@ -151,11 +203,15 @@ func (g *grid) sweep(k int, t float64) []float64 {
 // neighbours returns the neighbours of rank r, per dimension the lower
 // then the upper one.
 func (g *grid) neighbours(r int) []int {
-	i, j := r/g.d1, r%g.d1
+	xs := g.coords(r)
 	var nb []int
-	for _, n := range [][2]int{{i - 1, j}, {i + 1, j}, {i, j - 1}, {i, j + 1}} {
-		if n[0] >= 0 && n[0] < g.d0 && n[1] >= 0 && n[1] < g.d1 {
-			nb = append(nb, n[0]*g.d1+n[1])
+	for a := range xs {
+		for _, d := range []int{-1, 1} {
+			at := slices.Clone(xs)
+			at[a] += d
+			if n := g.rank(at); n >= 0 {
+				nb = append(nb, n)
+			}
 		}
 	}
 	return nb
@@ -201,30 +257,42 @@ func (g *grid) programs(end float64) [][]step {
 	return out
 }
 
-// refills returns the refill cells a sequence of sweeps gives: every
-// sweep whose corner differs from the previous one's adds each rank's
-// Late Sender time (ls, in ms) to its corner's metric.
-func refills(corners []int, ls [][]float64) map[string]float64 {
+// refills returns the refill cells a sequence of sweeps over a grid of
+// dims dimensions gives: every sweep whose corner differs from the
+// previous one's adds each rank's Late Sender time (ls, in ms) to its
+// corner's metric.
+func refills(dims int, corners []int, ls [][]float64) map[string]float64 {
 	want := map[string]float64{}
 	for s := 1; s < len(corners); s++ {
 		if corners[s] == corners[s-1] {
 			continue
 		}
+		name := corner[:]
+		if dims == 3 {
+			name = octant[:]
+		}
 		for r, v := range ls[s] {
 			if v > 0 {
-				want[fmt.Sprintf("mpi_latesender_refill_%s main/MPI_Recv %d", corner[corners[s]], r)] += seconds(v)
+				want[fmt.Sprintf("mpi_latesender_refill_%s main/MPI_Recv %d", name[corners[s]], r)] += seconds(v)
 			}
 		}
 	}
 	return want
 }
 
-var refillNames = []string{"mpi_latesender_refill_nw", "mpi_latesender_refill_ne", "mpi_latesender_refill_sw", "mpi_latesender_refill_se"}
+// refillNames are the refill metrics: of 2-D grids, then of 3-D ones.
+var refillNames = func() []string {
+	var out []string
+	for _, k := range append(corner[:], octant[:]...) {
+		out = append(out, "mpi_latesender_refill_"+k)
+	}
+	return out
+}()
 
 func TestRefill(t *testing.T) {
 	tests := []struct {
 		name    string
-		d0, d1  int
+		dims    []int
 		topo    *topology
 		corners []int // sweeps; -1: a halo exchange
 		comm    uint32
@@ -232,26 +300,35 @@ func TestRefill(t *testing.T) {
 		// the sweeps, halo exchanges leaving the directions alone)
 		noRefill bool
 	}{
-		{name: "2x2: first sweep none, repeats none, changes refill", d0: 2, d1: 2, corners: []int{0, 0, 3, 1, 1, 2, 0}},
-		{name: "3x3: every corner after every other", d0: 3, d1: 3, corners: []int{0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3, 3, 0}},
-		{name: "4x2: one component changes", d0: 4, d1: 2, corners: []int{0, 2, 3, 1, 0}},
-		{name: "2x3", d0: 2, d1: 3, corners: []int{3, 0, 2, 1}},
-		{name: "3x3: halo exchanges leave the direction alone", d0: 3, d1: 3, corners: []int{-1, 0, -1, 0, 3, -1, -1, 3, 1}},
-		{name: "2x2: halo exchanges", d0: 2, d1: 2, corners: []int{-1, -1, 1, -1, 1, 2}},
-		{name: "3x3: halo exchanges only", d0: 3, d1: 3, corners: []int{-1, -1, -1}, noRefill: true},
-		{name: "no topology", d0: 3, d1: 3, topo: &topology{}, corners: []int{0, 3, 1}, noRefill: true},
-		{name: "periodic grid", d0: 3, d1: 3, topo: &topology{dims: []int{3, 3}, periodic: true}, corners: []int{0, 3, 1}, noRefill: true},
-		{name: "3-D grid", d0: 2, d1: 2, topo: &topology{dims: []int{2, 2, 1}}, corners: []int{0, 3, 1}, noRefill: true},
-		{name: "4x1 grid", d0: 4, d1: 1, corners: []int{0, 3, 1}, noRefill: true},
-		{name: "messages on another communicator", d0: 2, d1: 2, topo: &topology{dims: []int{2, 2}, comm: 1}, corners: []int{0, 3, 1}, noRefill: true},
-		{name: "topology on the communicator of the sweeps", d0: 2, d1: 2, topo: &topology{dims: []int{2, 2}, comm: 1}, comm: 1, corners: []int{0, 3, 1}},
+		{name: "2x2: first sweep none, repeats none, changes refill", dims: []int{2, 2}, corners: []int{0, 0, 3, 1, 1, 2, 0}},
+		{name: "3x3: every corner after every other", dims: []int{3, 3}, corners: []int{0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3, 3, 0}},
+		{name: "4x2: one component changes", dims: []int{4, 2}, corners: []int{0, 2, 3, 1, 0}},
+		{name: "2x3", dims: []int{2, 3}, corners: []int{3, 0, 2, 1}},
+		{name: "3x3: halo exchanges leave the direction alone", dims: []int{3, 3}, corners: []int{-1, 0, -1, 0, 3, -1, -1, 3, 1}},
+		{name: "2x2: halo exchanges", dims: []int{2, 2}, corners: []int{-1, -1, 1, -1, 1, 2}},
+		{name: "3x3: halo exchanges only", dims: []int{3, 3}, corners: []int{-1, -1, -1}, noRefill: true},
+		{name: "no topology", dims: []int{3, 3}, topo: &topology{}, corners: []int{0, 3, 1}, noRefill: true},
+		{name: "periodic grid", dims: []int{3, 3}, topo: &topology{dims: []int{3, 3}, periodic: true}, corners: []int{0, 3, 1}, noRefill: true},
+		{name: "3-D grid with a dimension of one rank", dims: []int{2, 2}, topo: &topology{dims: []int{2, 2, 1}}, corners: []int{0, 3, 1}, noRefill: true},
+		{name: "4x1 grid", dims: []int{4, 1}, corners: []int{0, 3, 1}, noRefill: true},
+		{name: "messages on another communicator", dims: []int{2, 2}, topo: &topology{dims: []int{2, 2}, comm: 1}, corners: []int{0, 3, 1}, noRefill: true},
+		{name: "topology on the communicator of the sweeps", dims: []int{2, 2}, topo: &topology{dims: []int{2, 2}, comm: 1}, comm: 1, corners: []int{0, 3, 1}},
+		// 3-D grids: the octant corners (bit 2: from the back)
+		{name: "2x2x2: first sweep none, repeats none, changes refill", dims: []int{2, 2, 2}, corners: []int{0, 0, 7, 1, 1, 6, 2, 4, 0, 5, 3}},
+		{name: "3x2x2: every octant after others", dims: []int{3, 2, 2}, corners: []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 7, 6, 5, 4, 3, 2, 1, 0}},
+		{name: "2x3x2: one component changes", dims: []int{2, 3, 2}, corners: []int{0, 4, 5, 1, 3, 7, 6, 2}},
+		{name: "2x2x3: halo exchanges leave the direction alone", dims: []int{2, 2, 3}, corners: []int{-1, 0, -1, 0, 7, -1, -1, 7, 1}},
+		{name: "2x2x2: halo exchanges", dims: []int{2, 2, 2}, corners: []int{-1, -1, 1, -1, 1, 6}},
+		{name: "3x2x2: halo exchanges only", dims: []int{3, 2, 2}, corners: []int{-1, -1, -1}, noRefill: true},
+		{name: "periodic 3-D grid", dims: []int{2, 2, 2}, topo: &topology{dims: []int{2, 2, 2}, periodic: true}, corners: []int{0, 7, 1}, noRefill: true},
+		{name: "3-D topology on the communicator of the sweeps", dims: []int{2, 3, 2}, topo: &topology{dims: []int{2, 3, 2}, comm: 1}, comm: 1, corners: []int{2, 5, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGrid(tc.d0, tc.d1, tc.comm)
+			g := newGrid(tc.dims, tc.comm)
 			topo := tc.topo
 			if topo == nil {
-				topo = &topology{dims: []int{tc.d0, tc.d1}}
+				topo = &topology{dims: tc.dims}
 			} else if topo.dims == nil {
 				topo = nil
 			}
@@ -270,8 +347,8 @@ func TestRefill(t *testing.T) {
 					total += v
 				}
 			}
-			got := analyzeGrid(t, topo, g.programs(100*float64(len(tc.corners)+1))...)
-			want := refills(sweeps, ls)
+			got := analyzeGrid(t, g.programs(100*float64(len(tc.corners)+1)), topo)
+			want := refills(len(tc.dims), sweeps, ls)
 			if tc.noRefill {
 				want = map[string]float64{}
 			}
@@ -296,12 +373,36 @@ func TestRefill(t *testing.T) {
 	}
 }
 
+// TestRefillTwoGrids: sweeps over a 2-D and a 3-D grid of the same
+// ranks (on two communicators) alternate; each grid keeps its own
+// direction, and its refills count for the metrics of its kind (the
+// corners of the 2-D grid, the octant corners of the 3-D one).
+func TestRefillTwoGrids(t *testing.T) {
+	g2, g3 := newGrid([]int{4, 2}, 1), newGrid([]int{2, 2, 2}, 2)
+	g2.progs = g3.progs // one program per rank
+	sweeps2, sweeps3 := []int{0, 3, 3, 1}, []int{7, 0, 2, 2}
+	var ls2, ls3 [][]float64
+	for s := range sweeps2 {
+		ls2 = append(ls2, g2.sweep(sweeps2[s], 200*float64(s)))
+		ls3 = append(ls3, g3.sweep(sweeps3[s], 200*float64(s)+100))
+	}
+	got := analyzeGrid(t, g3.programs(200*float64(len(sweeps2))), &topology{dims: []int{4, 2}, comm: 1},
+		&topology{dims: []int{2, 2, 2}, comm: 2})
+	want := refills(2, sweeps2, ls2)
+	for k, v := range refills(3, sweeps3, ls3) {
+		want[k] = v
+	}
+	if d := cmp.Diff(want, only(got, refillNames...), approx); d != "" {
+		t.Errorf("refill (-want +got):\n%s", d)
+	}
+}
+
 // TestRefillWaitall: receives completed in MPI_Waitall (whose Late
 // Sender, the largest wait of the call, is known only when it ends)
 // refill like blocking ones; a message between ranks that are no
 // neighbours leaves the directions alone.
 func TestRefillWaitall(t *testing.T) {
-	g := newGrid(2, 2, 0)
+	g := newGrid([]int{2, 2}, 0)
 	g.sweep(0, 0)
 	// a message from rank 0 to rank 3 (diagonal: no neighbours)
 	g.progs[0] = append(g.progs[0], call("MPI_Send", 60, 61, send(60.5, 3, 7, 8))...)
@@ -319,7 +420,7 @@ func TestRefillWaitall(t *testing.T) {
 	g.progs[0] = append(g.progs[0], call("MPI_Irecv", 100, 100.1, irecvRequest(100.05, 1))...)
 	g.progs[0] = append(g.progs[0], call("MPI_Irecv", 100.2, 100.3, irecvRequest(100.25, 2))...)
 	g.progs[0] = append(g.progs[0], call("MPI_Waitall", 103, 110, irecv(109, 2, 20, 4, 2), irecv(109.5, 1, 20, 4, 1))...)
-	got := analyzeGrid(t, &topology{dims: []int{2, 2}}, g.programs(200)...)
+	got := analyzeGrid(t, g.programs(200), &topology{dims: []int{2, 2}})
 	want := map[string]float64{
 		"mpi_latesender_refill_se main/MPI_Waitall 1": seconds(2), // 103 - 101
 		"mpi_latesender_refill_se main/MPI_Waitall 2": seconds(3), // 104 - 101

@@ -46,7 +46,7 @@ var Patterns = []Pattern{
 	{"communication matrix", nil, registerCommStats, 0, false},
 	{"Late Sender", []replay.Metric{LateSender, SLSCount, CLSCount}, registerLateSender, 0, false},
 	{"Late Sender, wrong order", []replay.Metric{LateSenderWO, WrongOrderDifferent, WrongOrderSame, SLSWOCount, CLSWOCount}, registerWrongOrder, 0, false},
-	{"Late Sender, wavefront refill", []replay.Metric{RefillNW, RefillNE, RefillSW, RefillSE}, registerRefill, 0, false},
+	{"Late Sender, wavefront refill", refillMetrics, registerRefill, 0, false},
 	{"collective statistics", []replay.Metric{SyncsColl, CommsCxch, CommsCsrc, CommsCdst, BytesCout, BytesCin}, registerCollectiveStats, 0, false},
 	{"collective wait states", []replay.Metric{BarrierWait, BarrierCompletion, WaitNxN, NxNCompletion,
 		LateBroadcast, EarlyReduce, EarlyScan, InitCompletion, FinalizeWait}, registerCollectives, 0, false},

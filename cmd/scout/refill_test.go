@@ -154,7 +154,7 @@ func TestRefillReferenceTraces(t *testing.T) {
 				}
 			}
 			grid := slices.Contains(gridTraces, strings.TrimSuffix(tr.Name, "+tc"))
-			if exists != 4 && grid || exists != 0 && !grid || patterns.HasWavefrontGrid(rep.Defs) != grid {
+			if exists != 4 && grid || exists != 0 && !grid || patterns.HasWavefrontGrid(rep.Defs, 2) != grid {
 				t.Errorf("%d refill metrics exist, the trace has a grid: %v", exists, grid)
 			} else if grid {
 				grids++
