@@ -91,10 +91,10 @@ type phaseInfo struct {
 	// the maximum of c per row; Halo2D/3D the first completion in
 	// MPI_Waitall (D); Wavefront and MasterWorker the end of compute (F).
 	aux []uint64
-	// Wavefront: the timelines of the corners it sweeps from, by corner
-	// (nil: unused; waves[NW] is the phase itself), in mirrored places
-	// (see mirror)
-	waves [numCorners]*phaseInfo
+	// Wavefront, Wavefront3D: the timelines of the corners it sweeps
+	// from, by mirroring (Corner.mirror; nil: unused; waves[0] is the
+	// phase itself), in mirrored places (see mirror)
+	waves [numMirrors]*phaseInfo
 	// OpenMP kinds (c is nil): the compute ticks and the timelines per
 	// location (index r×threads + t) and per rank (ompTimelines)
 	ct []uint64
@@ -231,7 +231,7 @@ func checkPhase(p Phase, n int) error {
 		return fmt.Errorf("%v is no OpenMP kind: lag %v", p.Kind, p.Lag)
 	}
 	switch p.Kind {
-	case LateSender, Ring, LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker, DelayChain:
+	case LateSender, Ring, LateSenderNB, Halo2D, Halo3D, Wavefront, Wavefront3D, MasterWorker, DelayChain:
 		if n < 2 {
 			return fmt.Errorf("%v needs at least 2 locations", p.Kind)
 		}
@@ -239,19 +239,36 @@ func checkPhase(p Phase, n int) error {
 	if len(p.Dims) > 0 && !p.Kind.grid() {
 		return fmt.Errorf("%v has no process grid: dims %s", p.Kind, gridName(p.Dims))
 	}
-	if len(p.Sweeps) > 0 && p.Kind != Wavefront {
+	if len(p.Sweeps) > 0 && !p.Kind.wavefront() {
 		return fmt.Errorf("%v has no sweeps: sweeps %s", p.Kind, sweepsName(p.Sweeps))
 	}
 	for _, k := range p.Sweeps {
-		if k >= numCorners {
+		if !k.valid() {
 			return fmt.Errorf("sweeps: unknown corner %d", k)
+		}
+		if d := p.Kind.gridDims(); k.dims() != d {
+			return fmt.Errorf("sweeps %s: %v sweeps from the corners of a %d-D grid (%s), %v is none", sweepsName(p.Sweeps), p.Kind, d,
+				sweepsName(cornersOf(d)), k)
 		}
 	}
 	return nil
 }
 
 // grid reports whether phases of kind k run on a Cartesian grid.
-func (k Kind) grid() bool { return k == Halo2D || k == Halo3D || k == Wavefront || k == RowAllreduce }
+func (k Kind) grid() bool {
+	return k == Halo2D || k == Halo3D || k.wavefront() || k == RowAllreduce
+}
+
+// wavefront reports whether phases of kind k are wavefront sweeps.
+func (k Kind) wavefront() bool { return k == Wavefront || k == Wavefront3D }
+
+// gridDims is the number of dimensions of the grid of a grid kind.
+func (k Kind) gridDims() int {
+	if k == Halo3D || k == Wavefront3D {
+		return 3
+	}
+	return 2
+}
 
 // prepare sets up what a phase needs besides its compute times: its grid
 // and communicators, and the times in aux.
@@ -293,7 +310,7 @@ func (g *gen) prepare(p *phaseInfo) error {
 			}
 			p.aux[r] = d
 		}
-	case Wavefront:
+	case Wavefront, Wavefront3D:
 		g.prepareSweeps(p)
 	case MasterWorker:
 		p.aux = make([]uint64, g.n)
@@ -337,14 +354,6 @@ func (g *gen) haloSendEnter(p *phaseInfo, n, r int) uint64 {
 	var buf [6]int
 	nb := neighbours(p.dims, n, buf[:0])
 	return 2*g.gap + p.c[n] + 3*g.gap*uint64(len(nb)+slices.Index(nb, r))
-}
-
-// waveSendRight is the Enter of rank r's MPI_Send to its right neighbour.
-func (g *gen) waveSendRight(p *phaseInfo, r int, down bool) uint64 {
-	if down {
-		return p.aux[r] + 4*g.gap
-	}
-	return p.aux[r] + g.gap
 }
 
 // taskSend is the Enter of the master's MPI_Send of worker w's task.
@@ -492,20 +501,13 @@ func (g *gen) iterLength(p *phaseInfo) uint64 {
 			end = max(end, d+(2*k+1)*gp)
 		}
 		return end + gp
-	case Wavefront:
+	case Wavefront, Wavefront3D:
 		// the longest of the sweeps' iterations
 		var end uint64
-		d0, d1 := p.dims[0], p.dims[1]
+		w := newWaveGrid(p.dims)
 		for _, k := range p.corners() {
-			for r, f := range p.waves[k].aux {
-				i, j := r/d1, r%d1
-				if i < d0-1 {
-					f += 3 * gp
-				}
-				if j < d1-1 {
-					f += 3 * gp
-				}
-				end = max(end, f+gp)
+			for r, f := range p.waves[k.mirror()].aux {
+				end = max(end, f+3*gp*w.sends(r, w.n)+gp)
 			}
 		}
 		return end + gp
@@ -613,7 +615,7 @@ func (g *gen) create(w *otf2.EventWriter, c *commSetup, r int, t uint64, id *ids
 // with the identifiers of id; *req is the last request id used.
 func (g *gen) iteration(w *otf2.EventWriter, p *phaseInfo, r, it int, t uint64, id *ids, req *uint64) error {
 	switch p.Kind {
-	case LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker:
+	case LateSenderNB, Halo2D, Halo3D, Wavefront, Wavefront3D, MasterWorker:
 		return g.p2pIteration(w, p, r, it, t, id, req)
 	}
 	gp, c := g.gap, p.c[r]

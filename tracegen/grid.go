@@ -61,10 +61,7 @@ func gridName(dims []int) string {
 // gridDims returns the grid of a grid kind's phase on n ranks: p.Dims,
 // checked, or dimsCreate's choice.
 func gridDims(p Phase, n int) ([]int, error) {
-	d := 2
-	if p.Kind == Halo3D {
-		d = 3
-	}
+	d := p.Kind.gridDims()
 	if len(p.Dims) == 0 {
 		return dimsCreate(n, d), nil
 	}

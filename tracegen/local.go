@@ -90,11 +90,16 @@ func (g *gen) usedRegions(r, th int) []uint32 {
 				case 1:
 					used[g.extra[exIrecv]], used[g.extra[exWait]] = true, true
 				}
-			case Wavefront:
-				d0, d1 := p.dims[0], p.dims[1]
-				i, j := r/d1, r%d1
-				used[regRecv] = used[regRecv] || i > 0 || j > 0
-				used[regSend] = used[regSend] || i < d0-1 || j < d1-1
+			case Wavefront, Wavefront3D:
+				// the rank's places in the sweeps from every corner
+				w := newWaveGrid(p.dims)
+				for _, k := range p.corners() {
+					v := mirror(k.mirror(), p.dims, r)
+					for a := range w.n {
+						used[regRecv] = used[regRecv] || w.up(v, a)
+						used[regSend] = used[regSend] || w.down(v, a)
+					}
+				}
 			case MasterWorker:
 				used[regSend], used[regRecv] = true, true
 			case OmpParallel, OmpBarrier, OmpCritical, OmpLock:

@@ -72,41 +72,35 @@ func (g *gen) p2pIteration(w *otf2.EventWriter, p *phaseInfo, r, it int, t uint6
 		end = d + 2*k*gp
 		w.Leave(end, id.region[g.extra[exWaitall]])
 		*req += 2 * k
-	case Wavefront:
-		// the sweep from corner k: the north-west sweep over the mirrored
-		// places (refill.go), v being rank r's
-		k := p.cornerOf(it)
-		pv, v := p.waves[k], mirror(k, p.dims, r)
-		rank := func(v int) uint32 { return uint32(mirror(k, p.dims, v)) }
-		d0, d1 := p.dims[0], p.dims[1]
-		i, j := v/d1, v%d1
+	case Wavefront, Wavefront3D:
+		// the sweep from corner k: the north-west(-front) sweep over the
+		// mirrored places (refill.go), v being rank r's
+		m := p.cornerOf(it).mirror()
+		pv, v := p.waves[m], mirror(m, p.dims, r)
+		rank := func(v int) uint32 { return uint32(mirror(m, p.dims, v)) }
+		wg := newWaveGrid(p.dims)
 		comm := id.comm[p.comm.commOf(r)]
 		x := t + gp
-		recv := func(from int, ev uint64) {
-			m := max(x+gp, ev+gp)
+		for a := range wg.n {
+			if !wg.up(v, a) {
+				continue
+			}
+			from := v - wg.stride[a]
+			mr := max(x+gp, t+g.waveSend(pv, &wg, from, a)+2*gp)
 			w.Enter(x, id.region[regRecv])
-			w.MpiRecv(m, rank(from), comm, tagWavefront, msgBytes)
-			w.Leave(m+gp, id.region[regRecv])
-			x = m + 2*gp
-		}
-		if i > 0 {
-			recv(v-d1, t+pv.aux[v-d1]+2*gp)
-		}
-		if j > 0 {
-			recv(v-1, t+g.waveSendRight(pv, v-1, i+1 < d0)+gp)
+			w.MpiRecv(mr, rank(from), comm, tagWavefront, msgBytes)
+			w.Leave(mr+gp, id.region[regRecv])
+			x = mr + 2*gp
 		}
 		end = compute(x)
-		send := func(to int) {
+		for a := range wg.n {
+			if !wg.down(v, a) {
+				continue
+			}
 			w.Enter(end+gp, id.region[regSend])
-			w.MpiSend(end+2*gp, rank(to), comm, tagWavefront, msgBytes)
+			w.MpiSend(end+2*gp, rank(v+wg.stride[a]), comm, tagWavefront, msgBytes)
 			w.Leave(end+3*gp, id.region[regSend])
 			end += 3 * gp
-		}
-		if i < d0-1 {
-			send(v + d1)
-		}
-		if j < d1-1 {
-			send(v + 1)
 		}
 	case MasterWorker:
 		if r == 0 {
@@ -216,89 +210,91 @@ func (g *gen) p2pSummary(s *Summary, p *phaseInfo, r int, path string) (incl, ev
 	return 0, 0
 }
 
-// wavefrontRecvLeft is the Enter of rank r's MPI_Recv from its left
-// neighbour (rank r has one).
-func (g *gen) wavefrontRecvLeft(p *phaseInfo, r int) uint64 {
-	gp := g.gap
-	if r < p.dims[1] {
-		return gp
-	}
-	return max(2*gp, p.aux[r-p.dims[1]]+3*gp) + 2*gp
-}
-
-// wavefrontSummary adds the closed form of a Wavefront phase on rank r
+// wavefrontSummary adds the closed form of a wavefront phase on rank r
 // and returns the phase region's inclusive time and event count summed
 // over the iterations (their corners differ); the refills: refills.
 func (g *gen) wavefrontSummary(s *Summary, p *phaseInfo, r int, path string) (incl, events uint64) {
-	for k, n := range p.sweepCounts(uint64(g.s.Iterations)) {
+	for m, n := range p.sweepCounts(uint64(g.s.Iterations)) {
 		if n > 0 {
-			in, ev := g.wavefrontStep(s, p.waves[k], mirror(Corner(k), p.dims, r), r, path, n)
+			in, ev := g.wavefrontStep(s, p.waves[m], mirror(m, p.dims, r), r, path, n)
 			incl, events = incl+n*in, events+n*ev
 		}
 	}
 	return incl, events
 }
 
+// waveRecv is one receive of a place in a north-west(-front) sweep: the
+// Enter of its MPI_Recv, its Late Sender time and the time of the
+// message's send event, all from the iteration start.
+type waveRecv struct {
+	enter, ls, sent uint64
+}
+
 // waveRecvs is the closed form of the receives of place v in an
-// iteration of a north-west sweep with p's timeline: the Enter of
-// compute after them, the time in MPI_Recv, the receives, their Late
-// Sender time and its wrong-order part.
-func (g *gen) waveRecvs(p *phaseInfo, v int) (x, inRecv, nrecv, ls, wo uint64) {
+// iteration of a north-west(-front) sweep with p's timeline: the Enter
+// of compute after them, the time in MPI_Recv, the receives by axis
+// (only those of the axes with an upstream neighbour are set), their
+// number, their Late Sender time and its wrong-order part. A receive's
+// Late Sender counts in wrong order, once, at the first later receive
+// whose message was sent before its own (the analysis keeps it until
+// then).
+func (g *gen) waveRecvs(p *phaseInfo, v int) (x, inRecv uint64, recvs [3]waveRecv, nrecv, ls, wo uint64) {
 	gp := g.gap
-	d0, d1 := p.dims[0], p.dims[1]
-	i, j := v/d1, v%d1
+	w := newWaveGrid(p.dims)
 	x = gp
-	upLS, upSent := uint64(0), uint64(0) // the receive from above: its Late Sender and send event
-	if i > 0 {
-		f := p.aux[v-d1] // the sender's MPI_Send down is entered at f+g
-		m := max(x+gp, f+3*gp)
-		nrecv, inRecv, upLS, upSent = 1, m+gp-x, sub(f+gp, x), f+2*gp
-		ls += upLS
-		x = m + 2*gp
-	}
-	if j > 0 {
-		send := g.waveSendRight(p, v-1, i+1 < d0)
-		m := max(x+gp, send+2*gp)
-		nrecv, inRecv = nrecv+1, inRecv+m+gp-x
-		ls += sub(send, x)
-		if upLS > 0 && upSent > send+gp {
-			wo = upLS // the message from above was sent later than this one
+	var pending [3]bool // axes whose Late Sender may still be in wrong order
+	for a := range w.n {
+		if !w.up(v, a) {
+			continue
 		}
+		send := g.waveSend(p, &w, v-w.stride[a], a)
+		m := max(x+gp, send+2*gp)
+		rc := waveRecv{enter: x, ls: sub(send, x), sent: send + gp}
+		for b := range a {
+			if pending[b] && recvs[b].sent > rc.sent {
+				wo += recvs[b].ls
+				pending[b] = false
+			}
+		}
+		recvs[a], pending[a] = rc, rc.ls > 0
+		nrecv, inRecv, ls = nrecv+1, inRecv+m+gp-x, ls+rc.ls
 		x = m + 2*gp
 	}
-	return x, inRecv, nrecv, ls, wo
+	return x, inRecv, recvs, nrecv, ls, wo
 }
 
 // waveLateSender is the Late Sender time of place v in an iteration of
-// a north-west sweep with p's timeline.
+// a north-west(-front) sweep with p's timeline.
 func (g *gen) waveLateSender(p *phaseInfo, v int) uint64 {
-	_, _, _, ls, _ := g.waveRecvs(p, v)
+	_, _, _, _, ls, _ := g.waveRecvs(p, v)
 	return ls
 }
 
-// wavefrontStep adds the closed form of n iterations of a north-west
-// sweep with p's timeline (a sweep's mirrored one) at place v, for rank
-// r, and returns the phase region's inclusive time and event count per
-// iteration.
+// wavefrontStep adds the closed form of n iterations of a
+// north-west(-front) sweep with p's timeline (a sweep's mirrored one) at
+// place v, for rank r, and returns the phase region's inclusive time
+// and event count per iteration.
 func (g *gen) wavefrontStep(s *Summary, p *phaseInfo, v, r int, path string, n uint64) (incl, events uint64) {
 	gp := g.gap
-	d0, d1 := p.dims[0], p.dims[1]
-	i, j := v/d1, v%d1
-	x, inRecv, nrecv, ls, wo := g.waveRecvs(p, v)
-	var nsend uint64
-	f := x + p.c[v] // = p.aux[v]
-	end := f
-	if i < d0-1 {
-		nsend, end = 1, end+3*gp
-	}
-	if j < d1-1 {
-		// Late Receiver: the right neighbour enters its receive while this
-		// MPI_Send (entered at end+g, left at end+3g) is in progress
-		nsend, end = nsend+1, end+3*gp
-		if recv := g.wavefrontRecvLeft(p, v+1); end > recv && recv > end-2*gp {
-			s.wait("mpi_latereceiver", path+"/MPI_Send", r, n*(recv-(end-2*gp)))
+	w := newWaveGrid(p.dims)
+	_, inRecv, _, nrecv, ls, wo := g.waveRecvs(p, v)
+	var nsend, lr uint64
+	end := p.aux[v]
+	for a := range w.n {
+		if !w.down(v, a) {
+			continue
 		}
+		// Late Receiver: the downstream neighbour enters its receive
+		// while this MPI_Send (entered at send, left at send+2g) is in
+		// progress
+		send := g.waveSend(p, &w, v, a)
+		_, _, recvs, _, _, _ := g.waveRecvs(p, v+w.stride[a])
+		if recv := recvs[a].enter; send < recv && recv < send+2*gp {
+			lr += recv - send
+		}
+		nsend, end = nsend+1, end+3*gp
 	}
+	s.wait("mpi_latereceiver", path+"/MPI_Send", r, n*lr)
 	s.add(r, path, n*(nrecv+nsend+2)*gp, n)
 	if nrecv > 0 {
 		s.add(r, path+"/MPI_Recv", n*inRecv, n*nrecv)

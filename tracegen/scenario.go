@@ -15,7 +15,7 @@ import (
 // KindByName returns the phase kind with the given name (see Kind.String),
 // also accepting the short names compute, ring, allreduce, barrier, bcast,
 // reduce, gather, scatter, scan, allgather, alltoall, isend, halo2d,
-// halo3d, wavefront, master, subcomm, chain, parallel, ompbarrier,
+// halo3d, wavefront, wavefront3d, sweep3d, master, subcomm, chain, parallel, ompbarrier,
 // critical and lock.
 func KindByName(name string) (Kind, bool) {
 	for k := Kind(0); k < numKinds; k++ {
@@ -27,6 +27,7 @@ func KindByName(name string) (Kind, bool) {
 		"barrier": Barrier, "bcast": Bcast, "broadcast": Bcast, "reduce": Reduce, "gather": Gather, "scatter": Scatter,
 		"scan": Scan, "allgather": Allgather, "alltoall": Alltoall, "isend": LateSenderNB, "nonblocking": LateSenderNB,
 		"halo2d": Halo2D, "halo": Halo2D, "halo3d": Halo3D, "wavefront": Wavefront, "sweep": Wavefront,
+		"wavefront3d": Wavefront3D, "sweep3d": Wavefront3D,
 		"master": MasterWorker, "masterworker": MasterWorker, "subcomm": RowAllreduce, "row_allreduce": RowAllreduce,
 		"chain": DelayChain, "parallel": OmpParallel, "ompbarrier": OmpBarrier, "critical": OmpCritical,
 		"lock": OmpLock}[name]
@@ -71,6 +72,7 @@ var kindHelp = [numKinds]string{
 	"halo exchange on a 2-D grid: MPI_Irecv, MPI_Isend, MPI_Waitall (Late Sender)",
 	"halo exchange on a 3-D grid (Late Sender)",
 	"wavefront sweep over a 2-D grid: MPI_Recv, MPI_Send (Late Sender, wrong order, Late Receiver)",
+	"wavefront sweep over a 3-D grid: MPI_Recv, MPI_Send (Late Sender, wrong order, Late Receiver)",
 	"rank 0 sends tasks, collects results in rank order (Late Sender, wrong order, Late Receiver)",
 	"MPI_Allreduce on the row communicators of a 2-D grid, from MPI_Comm_split (Wait at N x N)",
 	"rank r receives from r-1, then sends to r+1: waits propagate (root causes in the closed form)",
@@ -126,7 +128,8 @@ func DefaultHybridScenario(threads int) Scenario {
 // lag only for the OpenMP kinds), name (the phase's region name), dims
 // (the process grid of the grid kinds, e.g. 4x2 or 2x2x2) and sweeps
 // (wavefront_2d: the corners its iterations sweep from in turn, e.g.
-// nw+se+ne+sw), e.g. "late_sender:work=1ms,delay=10ms" or
+// nw+se+ne+sw; wavefront_3d: the octant corners, e.g. nwf+seb+neb+swf),
+// e.g. "late_sender:work=1ms,delay=10ms" or
 // "omp_critical:work=1ms,lag=10us".
 func ParsePhase(s string) (Phase, error) {
 	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
@@ -151,12 +154,15 @@ func ParsePhase(s string) (Phase, error) {
 			continue
 		}
 		if key == "sweeps" {
-			if k != Wavefront {
-				return Phase{}, fmt.Errorf("phase %q: sweeps are for %v only", s, Wavefront)
+			if !k.wavefront() {
+				return Phase{}, fmt.Errorf("phase %q: sweeps are for %v and %v only", s, Wavefront, Wavefront3D)
 			}
 			ks, err := ParseSweeps(val)
 			if err != nil {
 				return Phase{}, fmt.Errorf("phase %q: %v", s, err)
+			}
+			if d := k.gridDims(); ks[0].dims() != d {
+				return Phase{}, fmt.Errorf("phase %q: %v sweeps from the corners of a %d-D grid (%s)", s, k, d, sweepsName(cornersOf(d)))
 			}
 			p.Sweeps = ks
 			continue

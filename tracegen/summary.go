@@ -51,7 +51,7 @@ func (g *gen) summary() *Summary {
 		for r := range g.n {
 			c := p.c[r]
 			s.add(r, path+"/compute", iters*c, iters)
-			if p.Kind == Wavefront { // the iterations' corners differ: totals
+			if p.Kind.wavefront() { // the iterations' corners differ: totals
 				incl, events := g.wavefrontSummary(s, p, r, path)
 				s.Events[r*g.nt] += events
 				s.add(r, main, iters*p.length-incl, 0)
@@ -92,7 +92,7 @@ func (g *gen) summary() *Summary {
 					s.wait("mpi_latebroadcast", path+"/MPI_Bcast", r, iters*wait)
 				}
 				incl = max(c, p.c[0]) + 5*gp
-			case LateSenderNB, Halo2D, Halo3D, Wavefront, MasterWorker:
+			case LateSenderNB, Halo2D, Halo3D, MasterWorker:
 				incl, events = g.p2pSummary(s, p, r, path)
 			default:
 				incl = g.collSummary(s, p, r, path)

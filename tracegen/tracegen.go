@@ -12,7 +12,7 @@
 // 1 GHz) and the clocks are synchronous, so the wait states follow from
 // the compute times alone.
 //
-// The grid kinds (Halo2D, Halo3D, Wavefront, RowAllreduce) run on a
+// The grid kinds (Halo2D, Halo3D, Wavefront, Wavefront3D, RowAllreduce) run on a
 // Cartesian process grid. Their communicators (MPI_Cart_create with a
 // Cartesian topology definition, or MPI_Comm_split into the grid's rows)
 // are made once after MPI_Comm_size and freed before MPI_Finalize, so
@@ -83,6 +83,11 @@ const (
 	// Phase.Sweeps the iterations sweep from other corners too, and a
 	// change of corner refills the pipeline (mpi_latesender_refill_*).
 	Wavefront
+	// Wavefront3D: Wavefront on a 3-D grid: rank (i,j,k) receives from
+	// (i-1,j,k), (i,j-1,k) and (i,j,k-1), computes, and sends to
+	// (i+1,j,k), (i,j+1,k) and (i,j,k+1), as SWEEP3D decomposed in three
+	// dimensions; Phase.Sweeps over the octant corners (NWF … SEB).
+	Wavefront3D
 	// MasterWorker: rank 0 computes and sends a task to every worker;
 	// each worker computes and sends its result back; rank 0 receives
 	// the results in rank order (Late Sender on both sides).
@@ -130,7 +135,7 @@ const (
 
 var kindNames = [numKinds]string{"compute_phase", "late_sender", "sendrecv_ring", "wait_nxn", "wait_barrier", "late_broadcast",
 	"early_reduce", "early_gather", "late_scatter", "early_scan", "wait_allgather", "wait_alltoall", "late_sender_nb",
-	"halo_2d", "halo_3d", "wavefront_2d", "master_worker", "subcomm_nxn", "delay_chain",
+	"halo_2d", "halo_3d", "wavefront_2d", "wavefront_3d", "master_worker", "subcomm_nxn", "delay_chain",
 	"delay_barrier", "delay_nxn", "omp_parallel", "omp_barrier", "omp_critical", "omp_lock"}
 
 // String returns the default region name of the phase kind.
@@ -158,8 +163,8 @@ type Phase struct {
 	// the region's end t×Lag after it (fixed gaps, so that omp_fork and
 	// omp_management have a closed form). Only for the OpenMP kinds.
 	Lag time.Duration
-	// Dims is the process grid of Halo2D, Halo3D, Wavefront and
-	// RowAllreduce (2 or 3 sizes whose product is the number of ranks;
+	// Dims is the process grid of Halo2D, Halo3D, Wavefront, Wavefront3D
+	// and RowAllreduce (2 or 3 sizes whose product is the number of ranks;
 	// ranks are numbered row-major, the last dimension varying fastest).
 	// Empty: as MPI_Dims_create chooses, as square or cubic as possible.
 	Dims []int
@@ -168,7 +173,9 @@ type Phase struct {
 	// the octants of SWEEP3D; empty: all from the north-west corner
 	// (rank 0; west and north are the low ends of dimensions 0 and 1).
 	// A sweep from corner k runs as the north-west one on the grid
-	// mirrored so that k is its north-west corner. Only for Wavefront.
+	// mirrored so that k is its north-west corner. Only for Wavefront
+	// (NW, NE, SW, SE) and Wavefront3D (the octant corners NWF … SEB;
+	// front is the low end of dimension 2; empty: all from NWF).
 	Sweeps []Corner
 }
 
@@ -227,7 +234,8 @@ type Summary struct {
 	// "mpi_latesender_wo", "mpi_lswo_different", "mpi_latereceiver",
 	// "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast",
 	// "mpi_earlyreduce", "mpi_earlyscan"; the Wavefront sweeps'
-	// "mpi_latesender_refill_nw", "_ne", "_sw", "_se"; the OpenMP kinds' "omp_fork",
+	// "mpi_latesender_refill_nw", "_ne", "_sw", "_se", the Wavefront3D
+	// sweeps' "mpi_latesender_refill_nwf" … "_seb"; the OpenMP kinds' "omp_fork",
 	// "omp_management", "omp_ebarrier_wait", "omp_ibarrier_wait",
 	// "omp_lock_contention_critical", "omp_lock_contention_api"), call
 	// path and location, in seconds. Metrics and call paths without

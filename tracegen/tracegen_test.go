@@ -200,6 +200,11 @@ func TestBadScenarios(t *testing.T) {
 		"no grid kind":   {Locations: 4, Phases: []Phase{{Kind: Allreduce, Dims: []int{2, 2}}}},
 		"halo on 1 rank": {Locations: 1, Phases: []Phase{{Kind: Halo2D}}},
 		"master alone":   {Locations: 1, Phases: []Phase{{Kind: MasterWorker}}},
+		"octant on 2-D":  {Locations: 4, Phases: []Phase{{Kind: Wavefront, Sweeps: []Corner{NW, SEB}}}},
+		"corner on 3-D":  {Locations: 8, Phases: []Phase{{Kind: Wavefront3D, Sweeps: []Corner{SE}}}},
+		"no corner":      {Locations: 8, Phases: []Phase{{Kind: Wavefront3D, Sweeps: []Corner{5}}}},
+		"sweep 3-D of 2": {Locations: 8, Phases: []Phase{{Kind: Wavefront3D, Dims: []int{4, 2}}}},
+		"sweeps of halo": {Locations: 8, Phases: []Phase{{Kind: Halo3D, Sweeps: []Corner{NWF}}}},
 	} {
 		if _, err := Generate(t.TempDir(), sc); err == nil {
 			t.Errorf("%s: no error", name)

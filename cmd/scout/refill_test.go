@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"scout/analysis"
 	"scout/combine"
@@ -18,10 +19,17 @@ import (
 	"scout/patterns"
 )
 
-// refillMetrics are the wavefront refill refinements of Late Sender,
-// metrics of scout's own.
-var refillMetrics = []string{"mpi_latesender_refill_nw", "mpi_latesender_refill_ne", "mpi_latesender_refill_sw",
-	"mpi_latesender_refill_se"}
+// refill2D and refill3D are the wavefront refill refinements of Late
+// Sender, metrics of scout's own: by corner of a 2-D grid, by octant
+// corner of a 3-D grid; refillMetrics are both, in the report's order.
+var (
+	refill2D = []string{"mpi_latesender_refill_nw", "mpi_latesender_refill_ne", "mpi_latesender_refill_sw",
+		"mpi_latesender_refill_se"}
+	refill3D = []string{"mpi_latesender_refill_nwf", "mpi_latesender_refill_nef", "mpi_latesender_refill_swf",
+		"mpi_latesender_refill_sef", "mpi_latesender_refill_nwb", "mpi_latesender_refill_neb",
+		"mpi_latesender_refill_swb", "mpi_latesender_refill_seb"}
+	refillMetrics = append(slices.Clone(refill2D), refill3D...)
+)
 
 // ownMetrics are the metrics of scout's own (patterns.Metric.Own), which
 // the comparisons with the reference analyzer's results leave out.
@@ -38,11 +46,13 @@ func ownMetrics() []string {
 // TestRefillClosedForm generates wavefront traces that sweep from the
 // four corners in turn (tracegen's sweeps), on 4×4 and 8×2 grids, in
 // several orders, with repeated corners, with phases of another kind on
-// the same grid in between, and analyzes them: every cell of the closed
+// the same grid in between, and likewise from the eight octant corners
+// of 2×2×2, 3×2×2 and 4×2×2 grids, and with a 2-D and a 3-D grid in one
+// trace, and analyzes them: every cell of the closed
 // form (time, visits, the wait states and the refill metrics, which
 // tracegen derives from the timelines) equals the analysis's within
 // 1e-9, and the analysis has no cell of these metrics the closed form
-// does not list. has are refill metrics the closed form must list.
+// does not list. has are metrics the closed form must list.
 func TestRefillClosedForm(t *testing.T) {
 	tests := []struct {
 		name string
@@ -50,14 +60,14 @@ func TestRefillClosedForm(t *testing.T) {
 		has  []string
 	}{
 		{"4x4 nw+se+ne+sw", []string{"--ranks", "16", "-i", "8", "--seed", "3",
-			"--phase", "wavefront_2d:work=1ms,imbalance=100us,jitter=1ms,sweeps=nw+se+ne+sw"}, refillMetrics},
+			"--phase", "wavefront_2d:work=1ms,imbalance=100us,jitter=1ms,sweeps=nw+se+ne+sw"}, refill2D},
 		{"4x4 every order", []string{"--ranks", "16", "-i", "5", "--seed", "4",
 			"--phase", "wavefront_2d:work=1ms,imbalance=50us,jitter=500us,sweeps=nw+ne+sw+se,name=order_1",
 			"--phase", "wavefront_2d:work=1ms,delay=2ms,jitter=500us,sweeps=se+sw+ne+nw,name=order_2",
 			"--phase", "wavefront_2d:work=1ms,jitter=2ms,sweeps=ne+sw+nw+se,name=order_3",
-			"--phase", "wavefront_2d:work=1ms,imbalance=200us,sweeps=sw+ne+se+nw,name=order_4"}, refillMetrics},
+			"--phase", "wavefront_2d:work=1ms,imbalance=200us,sweeps=sw+ne+se+nw,name=order_4"}, refill2D},
 		{"8x2", []string{"--ranks", "16", "-i", "6", "--seed", "5",
-			"--phase", "wavefront_2d:work=1ms,imbalance=100us,jitter=1ms,dims=8x2,sweeps=nw+sw+ne+se"}, refillMetrics},
+			"--phase", "wavefront_2d:work=1ms,imbalance=100us,jitter=1ms,dims=8x2,sweeps=nw+sw+ne+se"}, refill2D},
 		{"2x8 repeated corners", []string{"--ranks", "16", "-i", "7", "--seed", "6",
 			"--phase", "wavefront_2d:work=1ms,jitter=1ms,dims=2x8,sweeps=se+se+nw+nw+ne"},
 			[]string{"mpi_latesender_refill_nw", "mpi_latesender_refill_ne", "mpi_latesender_refill_se"}},
@@ -67,12 +77,41 @@ func TestRefillClosedForm(t *testing.T) {
 			"--phase", "wavefront_2d:work=1ms,jitter=1ms,dims=4x3,sweeps=nw+sw,name=second",
 			"--phase", "late_sender:work=1ms,delay=1ms"},
 			[]string{"mpi_latesender_refill_nw", "mpi_latesender_refill_sw", "mpi_latesender_refill_se"}},
+		{"2x2x2 nwf+seb+nef+swb", []string{"--ranks", "8", "-i", "8", "--seed", "10",
+			"--phase", "wavefront_3d:work=1ms,imbalance=100us,jitter=1ms,sweeps=nwf+seb+nef+swb"},
+			[]string{"mpi_latesender_refill_nwf", "mpi_latesender_refill_seb", "mpi_latesender_refill_nef", "mpi_latesender_refill_swb"}},
+		{"3x2x2 every octant", []string{"--ranks", "12", "-i", "9", "--seed", "11",
+			"--phase", "wavefront_3d:work=1ms,imbalance=50us,jitter=1ms,dims=3x2x2,sweeps=nwf+seb+nef+swb+neb+swf+nwb+sef"}, refill3D},
+		{"4x2x2 orders and repeated octants", []string{"--ranks", "16", "-i", "7", "--seed", "12",
+			"--phase", "wavefront_3d:work=1ms,delay=2ms,jitter=500us,dims=4x2x2,sweeps=seb+seb+nwf+nwf+neb,name=order_1",
+			"--phase", "wavefront_3d:work=1ms,imbalance=200us,dims=4x2x2,sweeps=swf+nef+sef,name=order_2"},
+			[]string{"mpi_latesender_refill_nwf", "mpi_latesender_refill_neb", "mpi_latesender_refill_seb",
+				"mpi_latesender_refill_swf", "mpi_latesender_refill_nef", "mpi_latesender_refill_sef"}},
+		// equal compute times: Late Receivers where a send waits for a
+		// receive of the next step
+		{"3x3x2 late receivers", []string{"--ranks", "18", "-i", "3",
+			"--phase", "wavefront_3d:work=1ms,dims=3x3x2,sweeps=nwf+seb+swb"},
+			[]string{"mpi_latesender_refill_seb", "mpi_latesender_refill_swb", "mpi_latereceiver"}},
+		{"3-D halo in between", []string{"--ranks", "12", "-i", "3", "--seed", "13",
+			"--phase", "wavefront_3d:work=1ms,jitter=1ms,dims=3x2x2,sweeps=nwf+seb,name=first",
+			"--phase", "halo_3d:work=1ms,jitter=1ms,dims=3x2x2",
+			"--phase", "wavefront_3d:work=1ms,jitter=1ms,dims=3x2x2,sweeps=nwf+swb,name=second"},
+			[]string{"mpi_latesender_refill_nwf", "mpi_latesender_refill_seb", "mpi_latesender_refill_swb"}},
+		{"2-D and 3-D grids", []string{"--ranks", "8", "-i", "4", "--seed", "14",
+			"--phase", "wavefront_2d:work=1ms,jitter=1ms,dims=4x2,sweeps=nw+se",
+			"--phase", "wavefront_3d:work=1ms,jitter=1ms,dims=2x2x2,sweeps=neb+swf"},
+			[]string{"mpi_latesender_refill_nw", "mpi_latesender_refill_se", "mpi_latesender_refill_neb", "mpi_latesender_refill_swf"}},
 		// one corner: no refill (the first wavefront has no predecessor)
 		{"one corner", []string{"--ranks", "9", "-i", "4", "--seed", "8",
 			"--phase", "wavefront_2d:work=1ms,jitter=1ms,sweeps=sw"}, nil},
 		// a grid of one column is no 2-D grid
 		{"one column", []string{"--ranks", "6", "-i", "4",
 			"--phase", "wavefront_2d:work=1ms,imbalance=100us,dims=6x1,sweeps=nw+sw"}, nil},
+		{"one octant", []string{"--ranks", "8", "-i", "4", "--seed", "15",
+			"--phase", "wavefront_3d:work=1ms,jitter=1ms,sweeps=seb"}, nil},
+		// a grid of one layer is no 3-D grid
+		{"one layer", []string{"--ranks", "6", "-i", "4",
+			"--phase", "wavefront_3d:work=1ms,imbalance=100us,dims=3x2x1,sweeps=nwf+seb"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,34 +132,47 @@ func TestRefillClosedForm(t *testing.T) {
 	}
 }
 
-// TestRefillMPI analyzes a sweep trace under mpirun (a process per rank,
-// and fewer processes hosting several ranks) and checks that its CSV and
-// statistics equal the in-process run's.
+// TestRefillMPI analyzes sweep traces over a 2-D and a 3-D grid under
+// mpirun (a process per rank, and fewer processes hosting several
+// ranks) and checks that their CSV and statistics equal the in-process
+// run's.
 func TestRefillMPI(t *testing.T) {
 	bin := buildMPI(t)
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "trace")
-	if err := run([]string{"tracegen", "-q", "-o", trace, "--ranks", "8", "-i", "6", "--seed", "9",
-		"--phase", "wavefront_2d:work=1ms,jitter=1ms,dims=4x2,sweeps=nw+se+sw+ne"}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	want := filepath.Join(dir, "want")
-	if err := run([]string{"-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), trace}, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readFile(t, filepath.Join(want, "scout.csv"))), "mpi_latesender_refill_se") {
-		t.Fatal("the in-process analysis has no refill")
-	}
-	for _, np := range []int{8, 3} {
-		got := filepath.Join(dir, "np"+itoa(np))
-		if b, err := mpirun(np, bin, "-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), trace).CombinedOutput(); err != nil {
-			t.Fatalf("mpirun -np %d: %v\n%s", np, err, b)
-		}
-		for _, f := range []string{"scout.csv", "trace.stat"} {
-			if !bytes.Equal(readFile(t, filepath.Join(got, f)), readFile(t, filepath.Join(want, f))) {
-				t.Errorf("-np %d: %s differs from the in-process run's", np, f)
+	for _, tc := range []struct {
+		name   string
+		ranks  int
+		phase  string
+		refill string // a refill metric the analysis finds
+	}{
+		{"4x2", 8, "wavefront_2d:work=1ms,jitter=1ms,dims=4x2,sweeps=nw+se+sw+ne", "mpi_latesender_refill_se"},
+		{"2x2x2", 8, "wavefront_3d:work=1ms,jitter=1ms,dims=2x2x2,sweeps=nwf+seb+swb+nef", "mpi_latesender_refill_swb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			trace := filepath.Join(dir, "trace")
+			if err := run([]string{"tracegen", "-q", "-o", trace, "--ranks", itoa(tc.ranks), "-i", "6", "--seed", "9",
+				"--phase", tc.phase}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
 			}
-		}
+			want := filepath.Join(dir, "want")
+			if err := run([]string{"-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), trace}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(readFile(t, filepath.Join(want, "scout.csv"))), tc.refill) {
+				t.Fatalf("the in-process analysis has no %s", tc.refill)
+			}
+			for _, np := range []int{tc.ranks, 3} {
+				got := filepath.Join(dir, "np"+itoa(np))
+				if b, err := mpirun(np, bin, "-q", "-o", got, "--csv", filepath.Join(got, "scout.csv"), trace).CombinedOutput(); err != nil {
+					t.Fatalf("mpirun -np %d: %v\n%s", np, err, b)
+				}
+				for _, f := range []string{"scout.csv", "trace.stat"} {
+					if !bytes.Equal(readFile(t, filepath.Join(got, f)), readFile(t, filepath.Join(want, f))) {
+						t.Errorf("-np %d: %s differs from the in-process run's", np, f)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -129,10 +181,11 @@ func TestRefillMPI(t *testing.T) {
 // "Process x Thread" topologies of Score-P are no MPI grids.)
 var gridTraces = []string{"ps_wavefront", "ps_mixed_np4", "ps_mixed_np8", "ps_ccv_mixed_np8"}
 
-// TestRefillReferenceTraces analyzes every reference trace: the four
-// refill metrics sum to at most Late Sender per rank and call path;
-// they exist (in the derived tree and so in the report) exactly for the
-// traces with a 2-D process grid; and ps_wavefront (the patternsuite's
+// TestRefillReferenceTraces analyzes every reference trace: the refill
+// metrics sum to at most Late Sender per rank and call path; the four
+// of 2-D grids exist (in the derived tree and so in the report) exactly
+// for the traces with a 2-D process grid, the eight of 3-D grids for
+// none (no reference trace has a 3-D one); and ps_wavefront (the patternsuite's
 // sweeps from the four corners, two blocks each, on a new 2×2 grid per
 // iteration) has refills from the three corners that follow the first.
 func TestRefillReferenceTraces(t *testing.T) {
@@ -144,8 +197,11 @@ func TestRefillReferenceTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := rep.Profile()
-			exists := 0
+			exists, exists3 := 0, 0
 			for _, m := range combine.Derive(p).Metrics {
+				if slices.Contains(refill3D, m.Unique) {
+					exists3++
+				}
 				if slices.Contains(refillMetrics, m.Unique) {
 					exists++
 					if m.Parent != "mpi_latesender" || !m.Own {
@@ -154,8 +210,9 @@ func TestRefillReferenceTraces(t *testing.T) {
 				}
 			}
 			grid := slices.Contains(gridTraces, strings.TrimSuffix(tr.Name, "+tc"))
-			if exists != 4 && grid || exists != 0 && !grid || patterns.HasWavefrontGrid(rep.Defs, 2) != grid {
-				t.Errorf("%d refill metrics exist, the trace has a grid: %v", exists, grid)
+			if exists != 4 && grid || exists != 0 && !grid || patterns.HasWavefrontGrid(rep.Defs, 2) != grid ||
+				exists3 != 0 || patterns.HasWavefrontGrid(rep.Defs, 3) {
+				t.Errorf("%d refill metrics exist (%d of 3-D grids), the trace has a 2-D grid: %v", exists, exists3, grid)
 			} else if grid {
 				grids++
 			}
@@ -190,7 +247,7 @@ func TestRefillReferenceTraces(t *testing.T) {
 			if tr.Name != "ps_wavefront" {
 				return
 			}
-			for _, m := range refillMetrics[1:] {
+			for _, m := range refill2D[1:] {
 				if !(totals[m] > 0) {
 					t.Errorf("ps_wavefront: %s = %g, want > 0", m, totals[m])
 				}
@@ -208,13 +265,27 @@ func TestRefillReferenceTraces(t *testing.T) {
 }
 
 // TestRefillInReport: the report (scout.cubex) of a trace with a 2-D
-// grid has the refill metrics below Late Sender; one of a trace without
-// a grid has none.
+// grid has the refill metrics of 2-D grids below Late Sender, one of a
+// trace with a 2-D and a 3-D grid those of both, and one of a trace
+// without a grid none.
 func TestRefillInReport(t *testing.T) {
-	for name, want := range map[string]bool{"ps_wavefront": true, "ps_late_sender": false} {
-		t.Run(name, func(t *testing.T) {
+	gen := filepath.Join(t.TempDir(), "grids")
+	if err := run([]string{"tracegen", "-q", "-o", gen, "--ranks", "8", "-i", "2", "--phase", "wavefront_2d:dims=4x2",
+		"--phase", "wavefront_3d:dims=2x2x2"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	traces := filepath.Join(tracetest.Root(), "testdata", "traces")
+	for _, tc := range []struct {
+		name, trace string
+		want        []string
+	}{
+		{"ps_wavefront", filepath.Join(traces, "ps_wavefront"), refill2D},
+		{"ps_late_sender", filepath.Join(traces, "ps_late_sender"), nil},
+		{"2-D and 3-D grids", gen, refillMetrics},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
-			if err := run([]string{"-q", "-o", out, filepath.Join(tracetest.Root(), "testdata", "traces", name)}, io.Discard, io.Discard); err != nil {
+			if err := run([]string{"-q", "-o", out, tc.trace}, io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			r, err := cube.ReadFile(filepath.Join(out, "scout.cubex"))
@@ -240,8 +311,8 @@ func TestRefillInReport(t *testing.T) {
 					refills = append(refills, c)
 				}
 			}
-			if want && !slices.Equal(refills, refillMetrics) || !want && len(refills) > 0 {
-				t.Errorf("Late Sender's children %v", children)
+			if d := cmp.Diff(tc.want, refills, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("Late Sender's refill children (-want +got):\n%s\nall children: %v", d, children)
 			}
 		})
 	}

@@ -26,11 +26,13 @@ computes work + t*imbalance), delay (extra work of rank 0), jitter
 (seeded random extra work), lag (omp_* kinds: thread t joins the team
 t*lag after the master and leaves its implicit barrier t*lag later),
 name (the phase's region), dims (the process grid of halo_2d,
-halo_3d, wavefront_2d and subcomm_nxn, e.g. 4x2 or 2x2x2; default as
-MPI_Dims_create chooses) and sweeps (wavefront_2d: the corners its
-iterations sweep from in turn, e.g. nw+se+ne+sw as SWEEP3D's octants;
-default nw; a change of corner refills the pipeline, the
-mpi_latesender_refill_* metrics of the closed form). With --threads T every rank has T OpenMP
+halo_3d, wavefront_2d, wavefront_3d and subcomm_nxn, e.g. 4x2 or 2x2x2;
+default as MPI_Dims_create chooses) and sweeps (wavefront_2d: the
+corners its iterations sweep from in turn, e.g. nw+se+ne+sw; default
+nw; wavefront_3d: the octant corners as SWEEP3D's octants, f front and
+b back on dimension 2, e.g. nwf+seb+neb+swf; default nwf; a change of
+corner refills the pipeline, the mpi_latesender_refill_* metrics of the
+closed form). With --threads T every rank has T OpenMP
 threads: the omp_* kinds fork a team of all of them (OpenMP metrics in
 the closed form), the MPI kinds run on the master thread. The closed
 form of scenarios made of the delay kinds (delay_chain last, every
@@ -42,6 +44,7 @@ Example:
   scout tracegen -o big --ranks 64 --events 100000000 --phase sendrecv_ring:jitter=1ms
   scout tracegen -o halo --ranks 12 --phase halo_3d:jitter=1ms --phase wavefront_2d:dims=4x3,imbalance=100us
   scout tracegen -o sweep --ranks 16 -i 8 --phase wavefront_2d:imbalance=100us,sweeps=nw+se+ne+sw --expect sweep.csv
+  scout tracegen -o sweep3d --ranks 12 -i 8 --phase wavefront_3d:dims=3x2x2,sweeps=nwf+seb+nef+swb --expect sweep3d.csv
   scout tracegen -o chain --ranks 3 --phase delay_chain:work=1ms,delay=10ms --expect chain.csv
   scout tracegen -o hybrid --ranks 2 --threads 4 --phase omp_barrier:imbalance=1ms,lag=10us --phase omp_critical
 `

@@ -155,6 +155,10 @@ func TestTracegenUsage(t *testing.T) {
 		{[]string{"tracegen", "-o", dir, "--ranks", "8", "--phase", "halo_3d:dims=4x2"}, "needs a 3-D grid"},
 		{[]string{"tracegen", "-o", dir, "--phase", "wavefront:dims=2xtwo"}, "want sizes such as 4x2"},
 		{[]string{"tracegen", "-o", dir, "--phase", "wait_nxn:dims=2x2"}, "has no process grid"},
+		{[]string{"tracegen", "-o", dir, "--ranks", "8", "--phase", "wavefront_3d:sweeps=nwf+se"}, "grids of different dimensions"},
+		{[]string{"tracegen", "-o", dir, "--ranks", "8", "--phase", "wavefront_3d:sweeps=se"}, "corners of a 3-D grid (nwf+nef+swf+sef+nwb+neb+swb+seb)"},
+		{[]string{"tracegen", "-o", dir, "--phase", "wavefront_2d:sweeps=nwu"}, `"nwu" is no corner`},
+		{[]string{"tracegen", "-o", dir, "--ranks", "8", "--phase", "wavefront_3d:dims=4x2"}, "needs a 3-D grid"},
 		{[]string{"tracegen", "-o", dir, "--ranks", "1", "--phase", "halo_3d"}, "needs at least 2 locations"},
 		{[]string{"tracegen", "-o", dir, "--ranks", "1", "--phase", "master_worker"}, "needs at least 2 locations"},
 	} {
@@ -180,6 +184,10 @@ func TestTracegenLocalDefs(t *testing.T) {
 			"--phase", "early_scan:delay=1ms,jitter=1ms", "--phase", "wait_allgather:imbalance=1ms",
 			"--phase", "wait_alltoall:jitter=1ms", "--phase", "subcomm_nxn:jitter=1ms",
 			"--phase", "subcomm_nxn:jitter=1ms,dims=2x4,name=rows_of_4", "--phase", "subcomm_nxn:dims=8x1,name=single"},
+		// every rank sends and receives in some sweep, whatever its
+		// place in the north-west one
+		"sweeps": {"--ranks", "8", "--seed", "5", "--phase", "wavefront_2d:jitter=1ms,dims=4x2,sweeps=se+nw",
+			"--phase", "wavefront_3d:jitter=1ms,sweeps=seb+nwf+nef", "--phase", "wavefront_2d:dims=2x4,sweeps=sw,name=sw_only"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
