@@ -462,6 +462,9 @@ func splitmix(x uint64) uint64 {
 //	            MpiRecv m=max(x+g, ev+g), x=m+2g; if j>0: the same from (i,j-1);
 //	            Enter(compute) x, Leave F_r=x+c_r; if i<d0-1: MPI_Send to (i+1,j) at F_r+g;
 //	            if j<d1-1: MPI_Send to (i,j+1) at the next call; Leave(phase) one gap after
+//	Wavefront3D  rank (i,j,k) of grid d0×d1×d2: as Wavefront with a third receive, from
+//	            (i,j,k-1), after the others, and a third send, to (i,j,k+1), after the others
+//	            (both kinds: the sweeps from other corners run on the mirrored grid, refill.go)
 //	MasterWorker  master 0: compute; MPI_Send of worker w's task at P+3g(w-1) (P=2g+c_0);
 //	            MPI_Recv of w's result (w=1..n-1 in rank order) entered at x_1=P+3g(n-1),
 //	            MpiRecv m_w=max(x_w+g, ev_w+g), x_{w+1}=m_w+2g; Leave(phase) m_{n-1}+2g

@@ -4,7 +4,8 @@ import "scout/localtrace/otf2"
 
 // p2pIteration writes one iteration of the point-to-point kinds with
 // their own call order (timelines at iterLength): LateSenderNB, Halo2D,
-// Halo3D, Wavefront and MasterWorker; it is the iteration's number.
+// Halo3D, Wavefront, Wavefront3D and MasterWorker; it is the
+// iteration's number.
 func (g *gen) p2pIteration(w *otf2.EventWriter, p *phaseInfo, r, it int, t uint64, id *ids, req *uint64) error {
 	gp, c := g.gap, p.c[r]
 	w.Enter(t, id.region[p.region])
@@ -163,7 +164,8 @@ func irecv(peer, comm, tag uint32, bytes, req uint64) *otf2.Event {
 //   - Late Receiver (mpi_latereceiver) of a blocking MPI_Send: the
 //     Enter of the receive call minus the Enter of MPI_Send, if the
 //     receive was entered while the send was in progress. Only Wavefront
-//     and MasterWorker results can have it: every other receive is
+//     (Wavefront3D) and MasterWorker results can have it (wavefront
+//     phases: wavefrontStep): every other receive is
 //     posted before the send starts, and in Halo2D/3D a receive posted
 //     during the sender's MPI_Waitall implies a Late Sender in that
 //     call, which excludes Late Receivers there.

@@ -51,8 +51,9 @@ func ownMetrics() []string {
 // trace, and analyzes them: every cell of the closed
 // form (time, visits, the wait states and the refill metrics, which
 // tracegen derives from the timelines) equals the analysis's within
-// 1e-9, and the analysis has no cell of these metrics the closed form
-// does not list. has are metrics the closed form must list.
+// 1e-9, the analysis has no cell of these metrics the closed form does
+// not list, and the refill metrics sum to at most Late Sender per call
+// path and rank. has are metrics the closed form must list.
 func TestRefillClosedForm(t *testing.T) {
 	tests := []struct {
 		name string
@@ -126,6 +127,18 @@ func TestRefillClosedForm(t *testing.T) {
 				}
 				if !found {
 					t.Errorf("closed form has no %s", m)
+				}
+			}
+			// all refill metrics together stay within Late Sender
+			refill := map[string]float64{}
+			for k, v := range got {
+				if m, at, _ := strings.Cut(k, " "); slices.Contains(refillMetrics, m) {
+					refill[at] += v
+				}
+			}
+			for at, v := range refill {
+				if late := got["mpi_latesender "+at]; v > late*(1+1e-12) {
+					t.Errorf("%s: refill %g > Late Sender %g", at, v, late)
 				}
 			}
 		})
