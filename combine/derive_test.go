@@ -625,3 +625,54 @@ func TestIdleThreads(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveGrids: the wavefront refill metrics exist by the trace's
+// process grids: the four corner metrics with a 2-D grid, the eight
+// octant metrics with a 3-D grid, all twelve with both, each below Late
+// Sender, and none without a grid.
+func TestDeriveGrids(t *testing.T) {
+	corners := []string{"mpi_latesender_refill_nw", "mpi_latesender_refill_ne", "mpi_latesender_refill_sw",
+		"mpi_latesender_refill_se"}
+	octants := []string{"mpi_latesender_refill_nwf", "mpi_latesender_refill_nef", "mpi_latesender_refill_swf",
+		"mpi_latesender_refill_sef", "mpi_latesender_refill_nwb", "mpi_latesender_refill_neb",
+		"mpi_latesender_refill_swb", "mpi_latesender_refill_seb"}
+	for _, tc := range []struct {
+		name           string
+		grid2D, grid3D bool
+		want           []string
+	}{
+		{"no grid", false, false, nil},
+		{"2-D grid", true, false, corners},
+		{"3-D grid", false, true, octants},
+		{"both", true, true, append(slices.Clone(corners), octants...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Profile{
+				Callpaths: []Callpath{
+					{Parent: -1, Region: RegionInfo{Name: "main", Paradigm: otf2.ParadigmCompiler, Role: otf2.RoleFunction}},
+					{Parent: 0, Region: RegionInfo{Name: "MPI_Recv", Paradigm: otf2.ParadigmMPI, Role: otf2.RolePoint2Point}},
+				},
+				Locations: []localtrace.Placement{{Rank: 0}},
+				Values: map[string][][]float64{"time": {{1}, {2}}, "mpi_latesender": {nil, {1}},
+					"mpi_latesender_refill_swb": {nil, {0.5}}},
+				Grid2D: tc.grid2D, Grid3D: tc.grid3D,
+			}
+			d := Derive(p)
+			var got []string
+			for _, m := range d.Metrics {
+				if strings.HasPrefix(m.Unique, "mpi_latesender_refill_") {
+					got = append(got, m.Unique)
+					if m.Parent != "mpi_latesender" || !m.Own {
+						t.Errorf("%s: parent %s, own %v", m.Unique, m.Parent, m.Own)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("refill metrics (-want +got):\n%s", diff)
+			}
+			if v := d.Values["mpi_latesender_refill_swb"]; tc.grid3D != (v != nil && v[1][0] == 0.5) {
+				t.Errorf("mpi_latesender_refill_swb: %v", v)
+			}
+		})
+	}
+}
