@@ -333,7 +333,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 		l.comm = commStats(l.rank, cc)
 	}
 	if tp := patterns.TimeProfileOf(bus); tp != nil {
-		l.timeline = &combine.Timeline{Width: tp.Width, Bins: tp.Bins}
+		l.timeline = &combine.Timeline{Width: tp.Width, Bins: tp.Result()}
 	}
 	return nil
 }

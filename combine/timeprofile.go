@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"scout/patterns"
@@ -31,7 +32,8 @@ type TimeProfile struct {
 // TimeProfile returns the report's time profile, every location's
 // timeline brought to the widest bin width of any (bin widths differ by
 // powers of two: patterns.TimeProfile); nil when no location has one (a
-// report read from a CUBE file, which does not hold it).
+// report read from a CUBE file, which does not hold it). Rows that need
+// no change are the locations' own bins: read them only.
 func (r *Report) TimeProfile() *TimeProfile {
 	tp := &TimeProfile{Rows: make([][]patterns.Activities, len(r.Results))}
 	any := false
@@ -48,23 +50,17 @@ func (r *Report) TimeProfile() *TimeProfile {
 		if tl == nil {
 			continue
 		}
-		bins := append([]patterns.Activities(nil), tl.Bins...)
+		bins := tl.Bins
 		if tl.Width > 0 && tl.Width < tp.Width {
-			bins = patterns.WidenBins(bins, math.Round(tp.Width/tl.Width))
-		}
-		for k := range bins {
-			for a, v := range bins[k] {
-				if v < 0 && v > -1e-9*tp.Width {
-					bins[k][a] = 0 // rounding: the waits taken from the time in calls
-				}
-			}
+			bins = patterns.WidenBins(slices.Clone(bins), math.Round(tp.Width/tl.Width))
 		}
 		tp.Rows[i] = bins
 		tp.Bins = max(tp.Bins, len(bins))
 	}
 	for i, row := range tp.Rows {
 		if row != nil && len(row) < tp.Bins {
-			tp.Rows[i] = append(row, make([]patterns.Activities, tp.Bins-len(row))...)
+			// a copy: the location's own bins are the report's
+			tp.Rows[i] = append(slices.Clip(row), make([]patterns.Activities, tp.Bins-len(row))...)
 		}
 	}
 	return tp

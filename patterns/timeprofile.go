@@ -55,6 +55,7 @@ func registerTimeProfile(bus *replay.Bus) {
 		if tp.Width == 0 {
 			tp.bins = TimeProfileBinsFor(len(c.Env.Defs.Locations))
 			tp.Width = TimeProfileWidth(c.Env.Defs.Clock.TimerResolution, c.Env.Defs.Clock.TraceLength, tp.bins)
+			tp.Bins = make([]Activities, 0, tp.bins) // most locations fill them all
 		}
 		return nil
 	})
@@ -202,6 +203,20 @@ func TimeProfileOf(bus *replay.Bus) *TimeProfile {
 		return tp
 	}
 	return nil
+}
+
+// Result returns the location's bins once its replay is over: as Bins,
+// with the rounding of the waits taken from the time in calls (a
+// negative amount within 1e-9 of the width) set to 0.
+func (tp *TimeProfile) Result() []Activities {
+	for k := range tp.Bins {
+		for a, v := range tp.Bins[k] {
+			if v < 0 && v > -1e-9*tp.Width {
+				tp.Bins[k][a] = 0
+			}
+		}
+	}
+	return tp.Bins
 }
 
 // activityOf is the activity in a region of class cls.

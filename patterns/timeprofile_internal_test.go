@@ -37,6 +37,9 @@ func TestTimeProfileBins(t *testing.T) {
 		{"empty and reversed", []interval{{ActComputation, 3, 3, false}, {ActMPI, 5, 4, false}}, 1, nil},
 		{"a wait", []interval{{ActMPI, 1, 4, false}, {ActMPI, 1.5, 2.5, true}}, 1,
 			bins(4, map[int]Activities{1: {ActMPI: 0.5, ActWaiting: 0.5}, 2: {ActMPI: 0.5, ActWaiting: 0.5}, 3: {ActMPI: 1}})},
+		// a wait a rounding longer than its call: MPI −5.6e-17, made 0
+		{"a wait's rounding", []interval{{ActMPI, 0.1, 0.3, false}, {ActMPI, 0.1, 0.30000000000000004, true}}, 1,
+			bins(1, map[int]Activities{0: {ActWaiting: 0.2}})},
 		{"the last bin", []interval{{ActComputation, 126.5, 128, false}}, 1,
 			bins(128, map[int]Activities{126: {0.5}, 127: {1}})},
 		{"beyond the last bin: twice as wide", []interval{{ActComputation, 0, 1, false}, {ActMPI, 127.5, 130, false}}, 2,
@@ -57,8 +60,16 @@ func TestTimeProfileBins(t *testing.T) {
 			if tp.Width != tt.wantWidth {
 				t.Errorf("width %v, want %v", tp.Width, tt.wantWidth)
 			}
-			if d := cmp.Diff(tt.want, tp.Bins, cmpopts.EquateEmpty(), cmpopts.EquateApprox(0, 1e-12)); d != "" {
+			got := tp.Result()
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.EquateApprox(0, 1e-12)); d != "" {
 				t.Errorf("bins (-want +got):\n%s", d)
+			}
+			for k, b := range got {
+				for a, v := range b {
+					if v < 0 {
+						t.Errorf("bin %d: %v is %g", k, Activity(a), v)
+					}
+				}
 			}
 		})
 	}
