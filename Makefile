@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench bench-mpi clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -22,6 +22,7 @@ help:
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
+	@echo "make bench-mpi  ring-like and HPCG-like 8 M-event traces: in-process and mpirun -np 1, 2, 4 against the reference analyzer's figures"
 	@echo "make hybrid-bench  an MPI+OpenMP trace of 4 ranks x 4 threads, 8 M events: full analysis and wait states, in-process and mpirun -np 4"
 
 build:
@@ -96,6 +97,21 @@ hybrid-bench: build
 		--phase omp_barrier:work=100us,imbalance=20us,jitter=10us,lag=2us --phase omp_critical:work=5us,lag=1us \
 		--phase omp_lock:work=5us,imbalance=1us --phase wait_nxn:work=50us,imbalance=10us
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(HYBRID) --variant "" --variant --single-pass
+
+MPIBENCH := scaling/mpibench
+# scout against the reference analyzer's figures on this machine (issue
+# "mpirun -np N scout twice as fast..."): ring-like and HPCG-like traces
+# of 8 M events on 4 ranks, in-process and under mpirun with 1, 2 and 4
+# processes, wait states alone and the full analysis.
+bench-mpi: build
+	./$(BIN) tracegen -q --force -o $(MPIBENCH)-ring --ranks 4 --events 8000000 --seed 1 \
+		--phase sendrecv_ring:work=2us,jitter=2us
+	./$(BIN) tracegen -q --force -o $(MPIBENCH)-hpcg --ranks 4 --events 8000000 --seed 1 \
+		--phase halo_3d:work=20us,jitter=5us --phase wait_nxn:work=5us,jitter=5us
+	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --trace $(MPIBENCH)-ring --variant --single-pass --variant "" \
+		--reference=--single-pass=3.1,101 --reference==12.4,224
+	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --trace $(MPIBENCH)-hpcg --variant --single-pass --variant "" \
+		--reference=--single-pass=3.0,87 --reference==8.5,137
 
 clean:
 	rm -rf bin scout-demo scaling

@@ -292,7 +292,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	loc.Global, loc.NumGlobal = l.global, s.nglobal
 	loc.Thread, loc.Team, loc.Locks = l.thread, team, l.locks
 	master := l.thread == 0
-	bus := &replay.Bus{}
+	bus := &replay.Bus{Env: s.env}
 	var corr *patterns.Correction
 	if s.plan.TimeCorrect && master {
 		corr = patterns.RegisterTimeCorrection(bus)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"scout/cube"
 	"scout/localtrace"
@@ -63,8 +64,11 @@ var (
 	pageHTML string
 )
 
-// pageTemplate renders the page (htmlassets/page.html).
-var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+// pageTemplate renders the page (htmlassets/page.html); parsed at its
+// first use, not when every command starts (it takes milliseconds).
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(pageHTML))
+})
 
 // DefaultHTMLSize is the size in bytes that the HTML report aims to stay
 // within.
@@ -106,7 +110,7 @@ type HTML struct {
 // WriteTo writes the page.
 func (h *HTML) WriteTo(w io.Writer) (int64, error) {
 	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, &h.view); err != nil {
+	if err := pageTemplate().Execute(&b, &h.view); err != nil {
 		return 0, err
 	}
 	return b.WriteTo(w)

@@ -31,7 +31,7 @@ import (
 func registerCommStats(bus *replay.Bus) {
 	cc := commCounts(bus)
 	cc.on = true
-	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 		m := c.Trace.Message(c.Index)
 		cc.add(int32(worldRank(c, m.Comm, int(m.Peer))), m.Bytes)
 		return nil

@@ -72,7 +72,7 @@ func registerLateReceiver(bus *replay.Bus) {
 		p.hadLS[*enter] = true
 		return nil
 	})
-	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
+	bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
 		i := c.Index
 		req := i
 		if e := c.Event(); e.Kind == localtrace.KindIrecv && e.C != localtrace.None {

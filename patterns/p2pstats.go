@@ -17,7 +17,7 @@ var SendEvent = replay.NewField("send", replay.EventRefCodec)
 // A clock-condition violation is counted when a message is received
 // before it was sent.
 func registerP2PStats(bus *replay.Bus) {
-	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 		e := c.Event()
 		m := c.Trace.Message(c.Index)
 		replay.Put(c, SendEvent, replay.EventRef{Time: e.Time, Bytes: m.Bytes})

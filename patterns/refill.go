@@ -189,6 +189,20 @@ func WavefrontGrid(c *replay.Cart) bool {
 	return true
 }
 
+// anyWavefrontGrid reports whether env defines a grid the refill
+// patterns analyze. A rank's direction travels with its messages and
+// depends on what it received, so with a grid the forward pass replays
+// message by message (the pattern's FwPreSend callback is no
+// replay.Bus.OnAhead one); the decision is the same on every location.
+func anyWavefrontGrid(env *replay.Env) bool {
+	for _, c := range env.Carts {
+		if WavefrontGrid(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // HasWavefrontGrid reports whether defs define a grid of dims dimensions
 // (2 or 3) the refill patterns analyze, and so whether the refill
 // metrics of such grids (the four corner metrics of 2-D grids, the
@@ -211,6 +225,9 @@ var refillMetrics = []replay.Metric{RefillNW, RefillNE, RefillSW, RefillSE,
 	RefillNWF, RefillNEF, RefillSWF, RefillSEF, RefillNWB, RefillNEB, RefillSWB, RefillSEB}
 
 func registerRefill(bus *replay.Bus) {
+	if bus.Env != nil && !anyWavefrontGrid(bus.Env) {
+		return // nothing to refine, and the forward pass may ship ahead
+	}
 	p := &refill{earlyIdx: -1}
 	bus.On(replay.Started, func(c *replay.Ctx) error {
 		if c.Pass == replay.Forward {

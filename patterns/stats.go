@@ -96,7 +96,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		s.bound(LateSenderWO, d)
 		return nil
 	})
-	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 		s.bound(LateReceiver, region(c))
 		return nil
 	})

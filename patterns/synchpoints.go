@@ -241,7 +241,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 
 	// backward pass
-	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
+	bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
 		replay.Put(c, LSWaited, sp.isWait(c.Index))
 		replay.Put(c, RecvLeave, c.LeaveTime(c.Index))
 		return nil
@@ -265,7 +265,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 
 	// fws
-	bus.On(FwsPreSend, func(c *replay.Ctx) error {
+	bus.OnAhead(FwsPreSend, func(c *replay.Ctx) error {
 		cmp := completionOf(c.Trace, c.Index)
 		replay.Put(c, LRWaited, sp.isWait(cmp))
 		replay.Put(c, SendCmpLeave, c.LeaveTime(cmp))

@@ -69,7 +69,12 @@ func (e *Event[T]) String() string { return e.name }
 // Bus dispatches topics and events to their subscribers in subscription
 // order.
 type Bus struct {
+	// Env is the environment of the replay, when known: patterns may
+	// subscribe by what the trace defines (nil: subscribe as for any
+	// trace).
+	Env    *Env
 	subs   [][]Handler               // by topic
+	ahead  []int                     // by topic: subscribers by OnAhead
 	events [][]func(*Ctx, any) error // by Event id
 	shared map[reflect.Type]any      // Shared state, by type
 }

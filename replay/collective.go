@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 
+	"scout/hpc"
 	"scout/localtrace"
 	"scout/localtrace/otf2"
 )
@@ -48,19 +50,10 @@ var (
 	posInf = math.Inf(1)
 )
 
-// clamp computes Idle and Completion from the exchange result.
-func (c *Ctx) clamp() {
-	ci := &c.Coll
-	latest := math.Min(ci.Latest.Time, ci.End)
-	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
-	c.Idle = math.Max(0, latest-ci.My.Time)
-	c.Completion = math.Max(0, ci.End-earliestEnd)
-}
-
-// collective handles a collective's end event i.
+// collective handles a collective's end event i: FwCollective, then the
+// wait-state exchange (done before the walk, or now) and its topic.
 func (r *Replayer) collective(i int) error {
 	t := r.Loc.Trace
-	e := &t.Events[i]
 	info := t.Collective(i)
 	if !Counted(info.Op) {
 		return nil
@@ -73,139 +66,123 @@ func (r *Replayer) collective(i int) error {
 	if class == CollNone || r.Loc.env.IsSelf(info.Comm) {
 		return nil
 	}
-	comm, err := r.Loc.comm(r.ctx.Pass, info.Comm)
-	if err != nil {
-		return err
-	}
-	begin := r.ctx.EnterTime(i)
-	if e.C != localtrace.None {
-		begin = t.Events[e.C].Time
-	}
-	me := comm.Rank()
-	ci := &c.Coll
-	ci.My, ci.End = TimeRank{Time: begin, Rank: me}, e.Time
-	sent, recvd := info.Sent > 0, info.Received > 0
-	switch class {
-	case CollBarrier:
-		if ci.Latest, err = r.maxLoc(comm, ci.My); err != nil {
-			return err
+	var x *exchange
+	if q := r.early[info.Comm]; q != nil {
+		if len(q.xs) == 0 || q.xs[0].event != i {
+			return fmt.Errorf("replay: no wait-state exchange of this collective on communicator %d", info.Comm)
 		}
-		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
-			return err
-		}
-		ci.SyncPoint = true
-		r.checkColl(ci.Latest.Time)
-		c.clamp()
-		return r.Bus.Publish(FwBarrier, c)
-	case CollNxN:
-		if !sent && !recvd {
-			return nil
-		}
-		if ci.Latest, err = r.maxLoc(comm, ci.My); err != nil {
-			return err
-		}
-		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: e.Time, Rank: me}); err != nil {
-			return err
-		}
-		r.checkColl(ci.Latest.Time)
-		if ci.EarliestEnd.Time > ci.Latest.Time {
-			ci.SyncPoint = true
-		} else {
-			// partial overlap: only senders can be late, only receivers wait
-			v := negInf
-			if sent {
-				v = begin
-			}
-			if ci.Latest, err = r.maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
-				return err
-			}
-			ci.SyncPoint = (recvd && begin < ci.Latest.Time) || (sent && ci.Latest.Rank == me)
-			end := posInf
-			if ci.SyncPoint {
-				end = e.Time
-			}
-			if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
-				return err
-			}
-		}
-		if ci.SyncPoint {
-			c.clamp()
-		}
-		return r.Bus.Publish(FwNxN, c)
-	case CollOneToN:
-		root := int(info.Root)
-		rootSent, err := r.bcastFloat(comm, root, float64(info.Sent))
-		if err != nil || rootSent == 0 {
-			return err
-		}
-		rootBegin, err := r.bcastFloat(comm, root, begin)
+		x, q.xs[0] = q.xs[0], nil
+		q.xs = q.xs[1:]
+	} else {
+		comm, err := r.Loc.comm(r.ctx.Pass, info.Comm)
 		if err != nil {
 			return err
 		}
-		ci.Root = TimeRank{Time: rootBegin, Rank: root}
-		waits := recvd && begin < rootBegin
-		end := posInf
-		if waits {
-			end = e.Time
-		}
-		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
+		if x, err = newExchange(t, i, class, r.collBegin(i), comm.Rank(), comm.Size()); err != nil {
 			return err
 		}
-		ci.SyncPoint = waits || (me == root && !math.IsInf(ci.EarliestEnd.Time, 1))
-		r.checkColl(rootBegin)
-		if me != root {
-			c.Idle = math.Max(0, math.Min(rootBegin, e.Time)-begin)
-		}
-		c.Completion = math.Max(0, e.Time-math.Max(ci.EarliestEnd.Time, rootBegin))
-		return r.Bus.Publish(FwOneToN, c)
-	case CollNToOne:
-		root := int(info.Root)
-		rootRecvd, err := r.bcastFloat(comm, root, float64(info.Received))
-		if err != nil || rootRecvd == 0 {
+		xs := [1]*exchange{x}
+		if r.buf, err = runExchanges(comm, xs[:], r.buf); err != nil {
 			return err
 		}
-		rootBegin, err := r.bcastFloat(comm, root, begin)
-		if err != nil {
-			return err
-		}
-		ci.Root = TimeRank{Time: rootBegin, Rank: root}
-		v := negInf
-		if sent {
-			v = begin
-		}
-		if ci.Latest, err = r.maxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
-			return err
-		}
-		ci.SyncPoint = rootBegin < ci.Latest.Time && (me == root || me == ci.Latest.Rank)
-		end := posInf
-		if ci.SyncPoint {
-			end = e.Time
-		}
-		if ci.EarliestEnd, err = r.minLoc(comm, TimeRank{Time: end, Rank: me}); err != nil {
-			return err
-		}
-		if me == root {
-			r.checkColl(ci.Latest.Time)
-			c.Idle = math.Max(0, math.Min(ci.Latest.Time, e.Time)-begin)
-		}
-		return r.Bus.Publish(FwNToOne, c)
-	case CollScan:
-		if !sent && !recvd {
-			return nil
-		}
-		v := negInf
-		if sent {
-			v = begin
-		}
-		if ci.Latest, err = r.scanMaxLoc(comm, TimeRank{Time: v, Rank: me}); err != nil {
-			return err
-		}
-		ci.SyncPoint = begin < ci.Latest.Time
-		r.checkColl(ci.Latest.Time)
-		c.Idle = math.Max(0, math.Min(ci.Latest.Time, e.Time)-begin)
-		return r.Bus.Publish(FwScan, c)
 	}
+	c.Coll, c.Idle, c.Completion = x.coll, x.idle, x.completion
+	if x.hasCCV {
+		r.checkColl(x.ccv)
+	}
+	if x.topic == 0 {
+		return nil
+	}
+	return r.Bus.Publish(x.topic, c)
+}
+
+// collBegin returns the begin of the collective that ends at event i:
+// its begin event, or else the Enter of its region.
+func (r *Replayer) collBegin(i int) float64 {
+	t := r.Loc.Trace
+	if b := t.Events[i].C; b != localtrace.None {
+		return t.Events[b].Time
+	}
+	return r.ctx.EnterTime(i)
+}
+
+// exchangeQueue holds the exchanges of one communicator's collectives,
+// done before the walk, in trace order.
+type exchangeQueue struct{ xs []*exchange }
+
+// exchangeEarly runs the wait-state exchanges of all of the location's
+// collectives before the walk of pass p: per communicator of the
+// program, in the order every rank knows, one reduction per round over
+// all its instances.
+func (r *Replayer) exchangeEarly(p *pass) error {
+	t := r.Loc.Trace
+	byComm := map[uint32]*exchangeQueue{}
+	for i := range t.Events {
+		if t.Events[i].Kind != localtrace.KindCollEnd || p.steps[localtrace.KindCollEnd].do != waitStates {
+			continue
+		}
+		info := t.Collective(i)
+		class := ClassOf(info.Op)
+		if !Counted(info.Op) || class == CollNone || r.Loc.env.IsSelf(info.Comm) {
+			continue
+		}
+		comm, err := r.Loc.comm(p.id, info.Comm)
+		if err != nil {
+			return r.errorf(i, err)
+		}
+		x, err := newExchange(t, i, class, r.collBegin(i), comm.Rank(), comm.Size())
+		if err != nil {
+			return r.errorf(i, err)
+		}
+		q := byComm[info.Comm]
+		if q == nil {
+			q = &exchangeQueue{}
+			byComm[info.Comm] = q
+		}
+		q.xs = append(q.xs, x)
+	}
+	// Every member of a communicator takes part, with or without
+	// collectives on it; members that disagree on their number leave
+	// them to the walk, where the replay fails as it would at that
+	// collective (a deadlock naming where each rank waits).
+	var counts [2]float64
+	for _, id := range r.Loc.env.commOrder {
+		comm, ok := r.Loc.comms[p.id][id]
+		if !ok || r.Loc.env.IsSelf(id) {
+			continue
+		}
+		q := byComm[id]
+		n := 0
+		if q != nil {
+			n = len(q.xs)
+		}
+		counts = [2]float64{float64(n), -float64(n)}
+		agree, err := comm.AllreduceFloats(hpc.Max, counts[:])
+		if err != nil {
+			return fmt.Errorf("replay: rank %d: counting the collectives on communicator %d: %w", r.Loc.Rank, id, err)
+		}
+		if agree[0] != -agree[1] {
+			delete(byComm, id)
+			continue
+		}
+		if n == 0 {
+			continue
+		}
+		if r.buf, err = runExchanges(comm, q.xs, r.buf); err != nil {
+			return fmt.Errorf("replay: rank %d: the collectives on communicator %d do not match across its members: %w", r.Loc.Rank, id, err)
+		}
+	}
+	r.early = byComm
 	return nil
+}
+
+// clamp computes Idle and Completion from the exchange result.
+func (c *Ctx) clamp() {
+	ci := &c.Coll
+	latest := math.Min(ci.Latest.Time, ci.End)
+	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
+	c.Idle = math.Max(0, latest-ci.My.Time)
+	c.Completion = math.Max(0, ci.End-earliestEnd)
 }
 
 // checkColl counts a collective clock-condition violation: a partner

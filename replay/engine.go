@@ -12,10 +12,16 @@ type Replayer struct {
 	Loc *Location
 	ctx Ctx
 	// scratch of the collectives
-	one   [1]TimeRank
-	eight [8]byte
+	one [1]TimeRank
 	// first Init/Finalize Leave handled
 	initDone, finalizeDone bool
+	// in holds the batches of a pass that ships ahead (nil: the pass
+	// replays message by message)
+	in *inbox
+	// early holds the collectives' wait-state exchanges done before the
+	// walk, by communicator (nil: none)
+	early map[uint32]*exchangeQueue
+	buf   []TimeRank // exchange scratch
 }
 
 // NewReplayer prepares the replay of loc with the subscriptions of bus.
@@ -53,6 +59,18 @@ func (r *Replayer) walk(p *pass) error {
 	c.reset(0)
 	if err := r.Bus.Publish(Started, c); err != nil {
 		return err
+	}
+	r.in, r.early = nil, nil
+	defer func() { r.in, r.early = nil, nil }()
+	if r.Loc.World != nil && r.Bus.shipsAhead(p) {
+		if err := r.shipAhead(p); err != nil {
+			return err
+		}
+	}
+	if r.Loc.World != nil && p.steps[localtrace.KindCollEnd].do == waitStates {
+		if err := r.exchangeEarly(p); err != nil {
+			return err
+		}
 	}
 	for k := range n {
 		i := k
@@ -118,6 +136,9 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 	c := &r.ctx
 	m := r.Loc.Trace.Message(i)
 	c.Peer, c.msg = int(m.Peer), m
+	if r.in != nil {
+		return r.messageAhead(st, m)
+	}
 	if err := r.Bus.Publish(st.pre, c); err != nil {
 		return err
 	}
@@ -135,6 +156,34 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 		data, err := comm.Recv(c.Peer, int(m.Tag))
 		if err != nil {
 			return err
+		}
+		if err := c.in.decode(data); err != nil {
+			return fmt.Errorf("message from rank %d of communicator %d, tag %d: %w", c.Peer, m.Comm, m.Tag, err)
+		}
+	}
+	return r.Bus.Publish(st.post, c)
+}
+
+// messageAhead does a Ship or Take step of a pass that ships ahead: a
+// Ship step's Pre callbacks ran and its payload left before the walk; a
+// Take step reads its payload from the partner's batch.
+func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
+	c := &r.ctx
+	if st.do == Take {
+		if err := r.Bus.Publish(st.pre, c); err != nil {
+			return err
+		}
+		src, err := r.Loc.env.worldRank(m.Comm, c.Peer, r.Loc.Rank)
+		if err != nil {
+			return err
+		}
+		data, err := r.in.take(r.Loc.World, src, channel{m.Comm, m.Tag})
+		if err != nil {
+			what := "receive from"
+			if k := r.Loc.Trace.Events[c.Index].Kind; k == localtrace.KindSend || k == localtrace.KindIsend {
+				what = "send to" // a backward pass: the receiver's side is missing
+			}
+			return fmt.Errorf("%s rank %d of communicator %d, tag %d: %w", what, c.Peer, m.Comm, m.Tag, err)
 		}
 		if err := c.in.decode(data); err != nil {
 			return fmt.Errorf("message from rank %d of communicator %d, tag %d: %w", c.Peer, m.Comm, m.Tag, err)

@@ -62,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	trace := fs.String("trace", "", "placement experiment: the trace to analyze (default: generate one)")
 	ranks := fs.Int("ranks", 8, "placement experiment: ranks of the generated trace")
 	events := fs.Uint64("events", 20_000_000, "placement experiment: events of the generated trace")
+	refs := fs.StringArray("reference", nil, "placement experiment: `FLAGS=SECONDS,MB`, another analyzer's time and peak memory per process for the variant FLAGS (repeatable): print ours as ratios of it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +75,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(vs) == 0 {
 			vs = []string{""}
 		}
-		return placement(stdout, stderr, *out, *scout, ms, vs, *trace, *ranks, *events, *keep)
+		ref, err := parseReferences(*refs)
+		if err != nil {
+			return err
+		}
+		return placement(stdout, stderr, *out, *scout, ms, vs, ref, *trace, *ranks, *events, *keep)
 	}
 	counts, err := parseCounts("--locations", *locs, 2)
 	if err != nil {
@@ -121,6 +126,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(*out, "scaling.csv"), svg)
 	return nil
+}
+
+// reference is another analyzer's wall time and peak memory per
+// process for one variant.
+type reference struct{ seconds, mb float64 }
+
+// parseReferences parses --reference values FLAGS=SECONDS,MB by variant.
+func parseReferences(list []string) (map[string]reference, error) {
+	out := map[string]reference{}
+	for _, v := range list {
+		k := strings.LastIndex(v, "=")
+		var r reference
+		if k >= 0 {
+			if _, err := fmt.Sscanf(v[k+1:], "%g,%g", &r.seconds, &r.mb); err != nil || r.seconds <= 0 || r.mb <= 0 {
+				k = -1
+			}
+		}
+		if k < 0 {
+			return nil, fmt.Errorf("--reference %q: want FLAGS=SECONDS,MB with positive numbers", v)
+		}
+		out[v[:k]] = r
+	}
+	return out, nil
 }
 
 // parseCounts parses a comma-separated list of integers ≥ least.

@@ -15,8 +15,9 @@ import (
 // procs (0: in-process, without mpirun) and each variant (a set of scout
 // flags, separated by spaces; "" for none), and prints wall time,
 // throughput and the largest process's peak memory; it writes the table
-// to DIR/placement.csv.
-func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants []string, trace string, ranks int, events uint64, keep bool) error {
+// to DIR/placement.csv. A variant with a reference (another analyzer's
+// figures) also gets our time and memory as ratios of the reference's.
+func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants []string, refs map[string]reference, trace string, ranks int, events uint64, keep bool) error {
 	bin, err := buildScout(stderr, dir, bin, true)
 	if err != nil {
 		return err
@@ -39,8 +40,8 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 	out := filepath.Join(dir, "placement-out")
 	defer os.RemoveAll(out)
 	var b strings.Builder
-	b.WriteString("trace,events,processes,flags,seconds,events_per_second,peak_rss_mib\n")
-	fmt.Fprintf(stdout, "%s: %d events\n%10s %-16s %10s %14s %12s\n", trace, n, "processes", "flags", "time [s]", "events/s", "peak [MiB]")
+	b.WriteString("trace,events,processes,flags,seconds,events_per_second,peak_rss_mib,time_vs_reference,memory_vs_reference\n")
+	fmt.Fprintf(stdout, "%s: %d events\n%10s %-16s %10s %14s %12s %10s %10s\n", trace, n, "processes", "flags", "time [s]", "events/s", "peak [MiB]", "time/ref", "mem/ref")
 	for _, m := range procs {
 		for _, v := range variants {
 			args := append(append([]string{"-q", "-o", out}, strings.Fields(v)...), trace)
@@ -52,8 +53,13 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 			if err != nil {
 				return fmt.Errorf("analyzing with %d processes (%s): %w", m, v, err)
 			}
-			fmt.Fprintf(stdout, "%10d %-16s %10.2f %14.3g %12.1f\n", m, v, secs, float64(n)/secs, rss)
-			fmt.Fprintf(&b, "%s,%d,%d,%s,%.4f,%.0f,%.1f\n", filepath.Base(trace), n, m, v, secs, float64(n)/secs, rss)
+			tr, mr := "-", "-"
+			if ref, ok := refs[v]; ok {
+				// the reference's MB are 10^6 bytes
+				tr, mr = fmt.Sprintf("%.2f", secs/ref.seconds), fmt.Sprintf("%.2f", rss*(1<<20)/1e6/ref.mb)
+			}
+			fmt.Fprintf(stdout, "%10d %-16s %10.2f %14.3g %12.1f %10s %10s\n", m, v, secs, float64(n)/secs, rss, tr, mr)
+			fmt.Fprintf(&b, "%s,%d,%d,%s,%.4f,%.0f,%.1f,%s,%s\n", filepath.Base(trace), n, m, v, secs, float64(n)/secs, rss, tr, mr)
 		}
 	}
 	csv := filepath.Join(dir, "placement.csv")

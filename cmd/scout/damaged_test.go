@@ -101,7 +101,16 @@ func TestUnmatchedMessage(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, "expected"))
 	dropFirstSend(t, dir, 0)
 
-	for _, flags := range [][]string{nil, {"--time-correct"}} {
+	for _, tc := range []struct {
+		flags []string
+		want  []string
+	}{
+		// the wait-state passes ship ahead: the receive finds no message
+		{nil, []string{"unmatched message", "location 1", "event 24", "receive from rank 0"}},
+		// the correction replays message by message: the receive waits
+		{[]string{"--time-correct"}, []string{"deadlock", "location 1", "event 24", "Recv(src=0"}},
+	} {
+		flags := tc.flags
 		t.Run(strings.Join(append([]string{"flags"}, flags...), " "), func(t *testing.T) {
 			out := t.TempDir()
 			done := make(chan error, 1)
@@ -120,7 +129,7 @@ func TestUnmatchedMessage(t *testing.T) {
 				t.Fatal("no error for a trace with an unmatched receive")
 			}
 			msg := err.Error()
-			for _, want := range []string{"deadlock", "location 1", "event 24", "Recv(src=0"} {
+			for _, want := range tc.want {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error does not mention %q:\n%s", want, msg)
 				}
@@ -403,10 +412,10 @@ func dropFirstRecv(t *testing.T, dir string, loc uint64) {
 }
 
 // TestSendWithoutReceive: a message that is sent but never received
-// does not matter to the wait states, but the root-cause passes replay
-// the messages backward, so the sender waits for the receiver's side of
-// it: the analysis must end with an error naming the send, not hang or
-// panic, and leave no report behind.
+// does not matter to the forward pass, but the backward passes carry
+// the receiver's side of every message to the sender, which finds none
+// for it: the analysis must end with an error naming the send, not hang
+// or panic, and leave no report behind.
 func TestSendWithoutReceive(t *testing.T) {
 	src := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_late_sender")
 	dir := filepath.Join(t.TempDir(), "trace")
@@ -428,7 +437,7 @@ func TestSendWithoutReceive(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for a trace with an unreceived send")
 	}
-	for _, want := range []string{"deadlock", "location 0", "event 16", "Send at"} {
+	for _, want := range []string{"unmatched message", "location 0", "event 16", "Send at", "send to rank 1"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%s", want, err)
 		}

@@ -1,0 +1,232 @@
+package replay
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+
+	"scout/hpc"
+)
+
+// Shipping ahead.
+//
+// A message of a pass carries what its shipping side's callbacks put at
+// the Ship step's Pre topic. In the wait-state passes those fields
+// depend only on the shipping location's own events (the send's enter
+// time, say) and on what earlier passes found, never on what the pass
+// itself receives. Replaying such a pass message by message makes every
+// location wait for its partners' walks, one message latency per traced
+// message, which under mpirun is most of the run time. Such a pass ships
+// ahead instead: each location first runs the Pre callbacks of all its
+// Ship steps, in walk order, and sends every partner the payloads meant
+// for it in one message (a batch); then it walks its events, and a Take
+// step reads its payload from the partner's batch: per communicator and
+// tag, the k-th payload a partner shipped is the k-th this location
+// takes, as messages between two ranks of one communicator and tag are
+// received in the order they were sent. The payloads are the same as in
+// a message-by-message replay, so the results are too, in every
+// placement; the walk waits only for a partner's batch, once.
+//
+// A pass ships ahead when every subscriber of its Ship steps' Pre topics
+// subscribed with Bus.OnAhead; one that subscribed with On (its fields
+// depend on what the pass received, or its state on the order of the
+// walk) makes the pass replay message by message. Every location
+// registers the same patterns, so all decide alike.
+
+// aheadTag is the tag of the batches of pass p on the world
+// communicator.
+func aheadTag(p Pass) int { return 0x414844<<8 | int(p) }
+
+// OnAhead subscribes h to t, the Pre topic of a Ship step, as a callback
+// the pass may run ahead of its walk (see "Shipping ahead" above): h
+// puts fields that depend only on the location's own events and on the
+// results of earlier passes, and keeps no state that another callback
+// of the pass reads before the pass ends (order-independent counts and
+// maxima are fine). It panics if t is no Pre topic of a Ship step.
+func (b *Bus) OnAhead(t Topic, h Handler) {
+	if !isShipPre(t) {
+		panic(fmt.Sprintf("replay: OnAhead(%v): not the Pre topic of a Ship step", t))
+	}
+	b.On(t, h)
+	for len(b.ahead) <= int(t) {
+		b.ahead = append(b.ahead, 0)
+	}
+	b.ahead[t]++
+}
+
+// isShipPre reports whether t is the Pre topic of a Ship step of some
+// pass.
+func isShipPre(t Topic) bool {
+	for _, p := range passes() {
+		for _, s := range p.spec.Steps {
+			if s.Do == Ship && s.Pre == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shipsAhead reports whether pass p ships ahead: it has Ship steps, and
+// every subscriber of their Pre topics subscribed with OnAhead.
+func (b *Bus) shipsAhead(p *pass) bool {
+	ships := false
+	for _, s := range p.spec.Steps {
+		if s.Do != Ship {
+			continue
+		}
+		ships = true
+		if s.Pre == 0 || !b.Has(s.Pre) {
+			continue
+		}
+		if int(s.Pre) >= len(b.ahead) || b.ahead[s.Pre] != len(b.subs[s.Pre]) {
+			return false
+		}
+	}
+	return ships
+}
+
+// channel is a communicator and tag of the traced program.
+type channel struct{ comm, tag uint32 }
+
+// batch is what one partner shipped ahead to this location in a pass:
+// the records, and for each channel the spans of its payloads in
+// record order, not yet taken.
+type batch struct {
+	data  []byte
+	spans map[channel][]uint32 // start and end in data, pairs, in order
+}
+
+// inbox holds the batches of the current pass, by the sender's world
+// rank; nil when the pass replays message by message.
+type inbox struct {
+	tag     int
+	batches map[int]*batch
+}
+
+// shipAhead runs the Pre callbacks of pass p's Ship steps for all of the
+// location's messages, in the pass's order, and sends each partner its
+// batch; it prepares the inbox of the batches the location's Take steps
+// read.
+func (r *Replayer) shipAhead(p *pass) error {
+	t := r.Loc.Trace
+	c := &r.ctx
+	me := r.Loc.Rank
+	out := map[int][]byte{}
+	n := len(t.Events)
+	for k := range n {
+		i := k
+		if p.spec.Order == ReverseOrder {
+			i = n - 1 - k
+		}
+		st := &p.steps[t.Events[i].Kind]
+		if st.do != Ship || !r.isMessage(i) {
+			continue
+		}
+		c.reset(i)
+		m := t.Message(i)
+		dest, err := r.Loc.env.worldRank(m.Comm, int(m.Peer), me)
+		if err != nil {
+			return r.errorf(i, err)
+		}
+		c.Peer, c.msg = int(m.Peer), m
+		if err := r.Bus.Publish(st.pre, c); err != nil {
+			return r.errorf(i, err)
+		}
+		c.wire = c.out.encode(c.wire[:0])
+		b := binary.AppendUvarint(out[dest], uint64(m.Comm))
+		b = binary.AppendUvarint(b, uint64(m.Tag))
+		b = binary.AppendUvarint(b, uint64(len(c.wire)))
+		out[dest] = append(b, c.wire...)
+	}
+	c.reset(0)
+	r.in = &inbox{tag: aheadTag(p.id), batches: map[int]*batch{}}
+	for _, dest := range slices.Sorted(maps.Keys(out)) {
+		if dest == me {
+			b, err := parseBatch(out[dest])
+			if err != nil {
+				return err
+			}
+			r.in.batches[me] = b
+			continue
+		}
+		if err := r.Loc.World.Send(dest, r.in.tag, out[dest]); err != nil {
+			return fmt.Errorf("replay: rank %d: shipping the %s pass's messages to rank %d: %w", me, p.spec.Name, dest, err)
+		}
+		delete(out, dest) // the transport has its copy
+	}
+	return nil
+}
+
+// parseBatch indexes the records of a batch (it keeps data).
+func parseBatch(data []byte) (*batch, error) {
+	b := &batch{data: data, spans: map[channel][]uint32{}}
+	if uint64(len(data)) > 1<<32-1 {
+		return nil, fmt.Errorf("%w: a batch of %d bytes", ErrPayload, len(data))
+	}
+	for at := 0; at < len(data); {
+		var v [3]uint64
+		for j := range v {
+			x, k := binary.Uvarint(data[at:])
+			if k <= 0 {
+				return nil, fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
+			}
+			v[j], at = x, at+k
+		}
+		if v[0] > 1<<32-1 || v[1] > 1<<32-1 || v[2] > uint64(len(data)-at) {
+			return nil, fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
+		}
+		ch := channel{uint32(v[0]), uint32(v[1])}
+		end := at + int(v[2])
+		b.spans[ch] = append(b.spans[ch], uint32(at), uint32(end))
+		at = end
+	}
+	return b, nil
+}
+
+// take returns the next payload that world rank src shipped ahead to
+// this location on channel ch, receiving src's batch first if it has not
+// arrived yet.
+func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
+	b := in.batches[src]
+	if b == nil {
+		data, err := world.Recv(src, in.tag)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = parseBatch(slices.Clone(data)); err != nil {
+			return nil, fmt.Errorf("messages shipped by rank %d: %w", src, err)
+		}
+		in.batches[src] = b
+	}
+	q := b.spans[ch]
+	if len(q) == 0 {
+		return nil, fmt.Errorf("%w: rank %d has no further message of this communicator and tag for it (the trace's sends and receives do not match)",
+			ErrUnmatched, src)
+	}
+	b.spans[ch] = q[2:]
+	return b.data[q[0]:q[1]], nil
+}
+
+// ErrUnmatched is wrapped by the error of a receive whose message its
+// partner never sent.
+var ErrUnmatched = fmt.Errorf("unmatched message")
+
+// worldRank returns the world rank of rank peer of communicator comm;
+// me for a self communicator.
+func (e *Env) worldRank(comm uint32, peer, me int) (int, error) {
+	if members, ok := e.CommMembers[comm]; ok && members != nil {
+		if peer < 0 || peer >= len(members) {
+			return 0, fmt.Errorf("rank %d is no member of communicator %d (%d members)", peer, comm, len(members))
+		}
+		return members[peer], nil
+	}
+	if e.commSelf[comm] {
+		if peer != 0 {
+			return 0, fmt.Errorf("rank %d is no member of self communicator %d", peer, comm)
+		}
+		return me, nil
+	}
+	return 0, fmt.Errorf("communicator %d is unknown", comm)
+}

@@ -1,0 +1,163 @@
+package replay_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/hpc"
+	"scout/internal/tinytrace"
+	"scout/replay"
+)
+
+var (
+	aheadSend = replay.NewField("ahead test send", replay.Float64Codec)
+	aheadRecv = replay.NewField("ahead test recv", replay.Float64Codec)
+)
+
+// waitStates subscribes a pattern that ships every message's event time
+// in the forward and the backward pass and records what arrives and what
+// each collective's wait-state exchange found. With live, a second
+// subscriber of each Ship step's Pre topic subscribes with On: the
+// passes then replay message by message.
+func waitStates(live bool) func(*replay.Bus, *seen) {
+	return func(bus *replay.Bus, s *seen) {
+		bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
+			replay.Put(c, aheadSend, c.Event().Time)
+			return nil
+		})
+		bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
+			replay.Put(c, aheadRecv, c.Event().Time)
+			return nil
+		})
+		if live {
+			bus.On(replay.FwPreSend, func(*replay.Ctx) error { return nil })
+			bus.On(replay.BwPreRecv, func(*replay.Ctx) error { return nil })
+		}
+		bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
+			v, ok := replay.Get(c, aheadSend)
+			s.Got = append(s.Got, fmt.Sprintf("fw %d from %d: %.6f (%v)", c.Index, c.Peer, v, ok))
+			return nil
+		})
+		bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
+			v, ok := replay.Get(c, aheadRecv)
+			s.Got = append(s.Got, fmt.Sprintf("bw %d from %d: %.6f (%v)", c.Index, c.Peer, v, ok))
+			return nil
+		})
+		for _, tp := range []replay.Topic{replay.FwBarrier, replay.FwNxN, replay.FwOneToN, replay.FwNToOne, replay.FwInit, replay.FwFinalize} {
+			bus.On(tp, func(c *replay.Ctx) error {
+				s.Colls = append(s.Colls, fmt.Sprintf("%v at %d: %+v idle %.6f completion %.6f", tp, c.Index, c.Coll, c.Idle, c.Completion))
+				return nil
+			})
+		}
+	}
+}
+
+// aheadProgs: three ranks with messages on two tags (the second out of
+// the order they are received in), a self message, and collectives of
+// every rooted and unrooted class.
+var aheadProgs = [][]tinytrace.Step{
+	tinytrace.Program(40,
+		tinytrace.Call("MPI_Init", 0, 1),
+		tinytrace.Call("MPI_Send", 2, 3, tinytrace.Send(2.5, 1, 7, 8)),
+		tinytrace.Call("MPI_Send", 3, 4, tinytrace.Send(3.5, 1, 9, 8)),
+		tinytrace.Call("MPI_Send", 4, 5, tinytrace.Send(4.5, 0, 1, 8)),
+		tinytrace.Call("MPI_Recv", 5, 6, tinytrace.Recv(5.5, 0, 1, 8)),
+		tinytrace.Call("MPI_Recv", 6, 12, tinytrace.Recv(11, 2, 3, 8)),
+		tinytrace.Coll("MPI_Barrier", tinytrace.OpBarrier, -1, 13, 20),
+		tinytrace.Coll("MPI_Bcast", tinytrace.OpBcast, 0, 21, 22),
+		tinytrace.Coll("MPI_Reduce", tinytrace.OpReduce, 1, 23, 30),
+		tinytrace.Coll("MPI_Allreduce", tinytrace.OpAllreduce, -1, 31, 35),
+		tinytrace.Call("MPI_Finalize", 36, 39)),
+	tinytrace.Program(40,
+		tinytrace.Call("MPI_Init", 0, 1.5),
+		tinytrace.Call("MPI_Recv", 2, 8, tinytrace.Recv(7.5, 0, 9, 8)),
+		tinytrace.Call("MPI_Recv", 8, 9, tinytrace.Recv(8.5, 0, 7, 8)),
+		tinytrace.Coll("MPI_Barrier", tinytrace.OpBarrier, -1, 10, 20),
+		tinytrace.Coll("MPI_Bcast", tinytrace.OpBcast, 0, 20.5, 24),
+		tinytrace.Coll("MPI_Reduce", tinytrace.OpReduce, 1, 25, 30),
+		tinytrace.Coll("MPI_Allreduce", tinytrace.OpAllreduce, -1, 32, 35),
+		tinytrace.Call("MPI_Finalize", 36, 38)),
+	tinytrace.Program(40,
+		tinytrace.Call("MPI_Init", 0, 1),
+		tinytrace.Call("MPI_Send", 9, 10, tinytrace.Send(9.5, 0, 3, 8)),
+		tinytrace.Coll("MPI_Barrier", tinytrace.OpBarrier, -1, 19, 20),
+		tinytrace.Coll("MPI_Bcast", tinytrace.OpBcast, 0, 21.5, 22.5),
+		tinytrace.Coll("MPI_Reduce", tinytrace.OpReduce, 1, 29, 29.5),
+		tinytrace.Coll("MPI_Allreduce", tinytrace.OpAllreduce, -1, 34, 35),
+		tinytrace.Call("MPI_Finalize", 36, 37)),
+}
+
+// TestShipAhead: the wait-state passes ship ahead, and every message
+// field and collective result equals the message-by-message replay's,
+// in-process and hosted.
+func TestShipAhead(t *testing.T) {
+	d, traces := tinytrace.Build(t, aheadProgs...)
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := replayAll(t, hpc.RunInProcess, waitStates(true), traces, env)
+	if len(want[0].Got) != 5 || len(want[1].Got) != 2 || len(want[0].Colls) != 6 {
+		t.Fatalf("the message-by-message replay saw %d and %d messages on ranks 0 and 1 and %d collectives on rank 0, want 5, 2 and 6:\n%v",
+			len(want[0].Got), len(want[1].Got), len(want[0].Colls), want)
+	}
+	for _, r := range []struct {
+		name string
+		run  func(int, func(hpc.Comm) error) error
+	}{{"in-process", hpc.RunInProcess}, {"hosted", hosted}} {
+		for _, live := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, live %v", r.name, live), func(t *testing.T) {
+				got := replayAll(t, r.run, waitStates(live), traces, env)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("(-message by message +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestShipAheadUnmatched: a receive whose sender sent fewer messages of
+// its communicator and tag ends in an error naming the receive.
+func TestShipAheadUnmatched(t *testing.T) {
+	d, traces := tinytrace.Build(t,
+		tinytrace.Program(10, tinytrace.Call("MPI_Send", 1, 2, tinytrace.Send(1.5, 1, 7, 8))),
+		tinytrace.Program(10,
+			tinytrace.Call("MPI_Recv", 1, 3, tinytrace.Recv(2.5, 0, 7, 8)),
+			tinytrace.Call("MPI_Recv", 4, 5, tinytrace.Recv(4.5, 0, 7, 8))))
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = hpc.RunInProcess(2, func(c hpc.Comm) error {
+		l, err := replay.NewLocation(env, traces[c.Rank()], c.Rank(), c)
+		if err != nil {
+			return err
+		}
+		bus := &replay.Bus{}
+		waitStates(false)(bus, &seen{})
+		return replay.NewReplayer(bus, l).Run()
+	})
+	for _, want := range []string{"rank 1 (location 1), event", "Recv at 0.004500000 s", "receive from rank 0", "unmatched message"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one with %q", err, want)
+		}
+	}
+}
+
+// TestOnAheadChecks: OnAhead subscribes to the Pre topics of Ship steps
+// only.
+func TestOnAheadChecks(t *testing.T) {
+	for _, tp := range []replay.Topic{replay.FwPostRecv, replay.FwPreRecv, replay.BwPreSend, replay.FwEnter} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("OnAhead(%v) did not panic", tp)
+				}
+			}()
+			(&replay.Bus{}).OnAhead(tp, func(*replay.Ctx) error { return nil })
+		}()
+	}
+}

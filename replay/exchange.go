@@ -1,0 +1,255 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"scout/hpc"
+	"scout/localtrace"
+)
+
+// The forward pass's wait-state exchange of a collective operation
+// needs, from every member, only what its own trace holds: when it began
+// and ended the operation and whether it sent or received data. Each
+// instance is therefore computed in rounds of MAXLOC reductions over the
+// communicator, a MINLOC entry as the MAXLOC of its negation (exact,
+// with the same ties) and a broadcast of the root's value as the MAXLOC
+// of that value against −∞ from the others; a later round's entries
+// depend only on earlier rounds' results. A pass that ships ahead runs
+// the rounds of all instances of a communicator together before its
+// walk, one reduction per round over the vector of all instances'
+// entries; a pass that replays message by message runs them at each
+// instance. The results are the same either way.
+
+// Rounds of the exchange, in the order they run.
+const (
+	roundFirst = iota // Latest and EarliestEnd, or the root's data
+	roundScan         // the prefix MAXLOC of scans (a Scan, not an Allreduce)
+	roundSecond
+	roundThird
+	numRounds
+)
+
+// exchange is the wait-state exchange of one collective instance of
+// this location: its data, and its results once done.
+type exchange struct {
+	event      int // the CollEnd event
+	class      CollClass
+	me, root   int
+	sent, recv bool
+	data       uint64 // rooted: the bytes sent (1-to-N) or received (N-to-1)
+	// wants[k]: the instance has entries in round k
+	wants [numRounds]bool
+	// results: the Ctx's Coll, Idle and Completion, and the topic to
+	// publish (0: none)
+	coll             CollInfo
+	idle, completion float64
+	topic            Topic
+	// ccv: the latest begin to check for a clock-condition violation
+	ccv    float64
+	hasCCV bool
+}
+
+// newExchange prepares the exchange of collective end event i (an
+// analysed class on a communicator of more than one member) for member
+// me of size members.
+func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me, size int) (*exchange, error) {
+	info := t.Collective(i)
+	x := &exchange{event: i, class: class, me: me, root: int(info.Root), sent: info.Sent > 0, recv: info.Received > 0, data: info.Sent}
+	if class == CollNToOne {
+		x.data = info.Received
+	}
+	x.coll.My, x.coll.End = TimeRank{Time: begin, Rank: me}, t.Events[i].Time
+	switch class {
+	case CollOneToN, CollNToOne:
+		if x.root < 0 || x.root >= size {
+			return nil, fmt.Errorf("collective root %d out of range [0, %d)", x.root, size)
+		}
+		x.wants[roundFirst] = true
+	case CollBarrier:
+		x.wants[roundFirst] = true
+	case CollNxN:
+		x.wants[roundFirst] = x.sent || x.recv
+	case CollScan:
+		x.wants[roundScan] = x.sent || x.recv
+	}
+	return x, nil
+}
+
+func maxEntry(t float64, rank int) TimeRank { return TimeRank{Time: t, Rank: rank} }
+func minEntry(t float64, rank int) TimeRank { return TimeRank{Time: -t, Rank: rank} }
+func minResult(v TimeRank) TimeRank         { return TimeRank{Time: -v.Time, Rank: v.Rank} }
+
+// put appends the instance's entries of round k to v.
+func (x *exchange) put(k int, v []TimeRank) []TimeRank {
+	if !x.wants[k] {
+		return v
+	}
+	ci := &x.coll
+	begin, end, me := ci.My.Time, ci.End, x.me
+	sentBegin := negInf // only senders can be late
+	if x.sent {
+		sentBegin = begin
+	}
+	switch {
+	case k == roundFirst && (x.class == CollBarrier || x.class == CollNxN):
+		return append(v, maxEntry(begin, me), minEntry(end, me))
+	case k == roundFirst: // rooted: the root's data
+		data, rb := negInf, negInf
+		if me == x.root {
+			data, rb = float64(x.data), begin
+		}
+		return append(v, maxEntry(data, me), maxEntry(rb, me))
+	case k == roundScan:
+		return append(v, maxEntry(sentBegin, me))
+	case k == roundSecond && (x.class == CollNxN || x.class == CollNToOne):
+		return append(v, maxEntry(sentBegin, me))
+	case k == roundSecond: // 1-to-N: the earliest end of the waiting members
+		return append(v, minEntry(x.endIf(x.recv && begin < ci.Root.Time), me))
+	case k == roundThird:
+		return append(v, minEntry(x.endIf(ci.SyncPoint), me))
+	}
+	return v
+}
+
+// endIf returns the own end if cond, +∞ (no end to take part) if not.
+func (x *exchange) endIf(cond bool) float64 {
+	if cond {
+		return x.coll.End
+	}
+	return posInf
+}
+
+// take reads the instance's results of round k from res (the round's
+// reduced entries from the instance's first on) and returns the rest.
+func (x *exchange) take(k int, res []TimeRank) []TimeRank {
+	if !x.wants[k] {
+		return res
+	}
+	x.wants[k] = false
+	ci := &x.coll
+	begin, end, me := ci.My.Time, ci.End, x.me
+	switch {
+	case k == roundFirst && (x.class == CollBarrier || x.class == CollNxN):
+		ci.Latest, ci.EarliestEnd = res[0], minResult(res[1])
+		x.check(ci.Latest.Time)
+		switch {
+		case x.class == CollBarrier:
+			ci.SyncPoint = true
+			x.clamp()
+			x.topic = FwBarrier
+		case ci.EarliestEnd.Time > ci.Latest.Time:
+			ci.SyncPoint = true
+			x.clamp()
+			x.topic = FwNxN
+		default:
+			// partial overlap: only senders can be late, only receivers wait
+			x.wants[roundSecond], x.wants[roundThird] = true, true
+		}
+		return res[2:]
+	case k == roundFirst: // rooted
+		if res[0].Time == 0 {
+			x.wants = [numRounds]bool{} // no data: no wait states, no topic
+			return res[2:]
+		}
+		ci.Root = TimeRank{Time: res[1].Time, Rank: x.root}
+		x.wants[roundSecond] = true
+		x.wants[roundThird] = x.class == CollNToOne
+		return res[2:]
+	case k == roundScan:
+		ci.Latest = res[0]
+		ci.SyncPoint = begin < ci.Latest.Time
+		x.check(ci.Latest.Time)
+		x.idle = math.Max(0, math.Min(ci.Latest.Time, end)-begin)
+		x.topic = FwScan
+		return res[1:]
+	case k == roundSecond && x.class == CollOneToN:
+		rootBegin := ci.Root.Time
+		waits := x.recv && begin < rootBegin
+		ci.EarliestEnd = minResult(res[0])
+		ci.SyncPoint = waits || (me == x.root && !math.IsInf(ci.EarliestEnd.Time, 1))
+		x.check(rootBegin)
+		if me != x.root {
+			x.idle = math.Max(0, math.Min(rootBegin, end)-begin)
+		}
+		x.completion = math.Max(0, end-math.Max(ci.EarliestEnd.Time, rootBegin))
+		x.topic = FwOneToN
+		return res[1:]
+	case k == roundSecond && x.class == CollNxN:
+		ci.Latest = res[0]
+		ci.SyncPoint = (x.recv && begin < ci.Latest.Time) || (x.sent && ci.Latest.Rank == me)
+		return res[1:]
+	case k == roundSecond: // N-to-1
+		ci.Latest = res[0]
+		ci.SyncPoint = ci.Root.Time < ci.Latest.Time && (me == x.root || me == ci.Latest.Rank)
+		return res[1:]
+	case k == roundThird && x.class == CollNxN:
+		ci.EarliestEnd = minResult(res[0])
+		if ci.SyncPoint {
+			x.clamp()
+		}
+		x.topic = FwNxN
+		return res[1:]
+	case k == roundThird: // N-to-1
+		ci.EarliestEnd = minResult(res[0])
+		if me == x.root {
+			x.check(ci.Latest.Time)
+			x.idle = math.Max(0, math.Min(ci.Latest.Time, end)-begin)
+		}
+		x.topic = FwNToOne
+		return res[1:]
+	}
+	return res
+}
+
+// check notes a partner's begin for the clock-condition check.
+func (x *exchange) check(latest float64) { x.ccv, x.hasCCV = latest, true }
+
+// clamp computes Idle and Completion from the exchange result.
+func (x *exchange) clamp() {
+	ci := &x.coll
+	latest := math.Min(ci.Latest.Time, ci.End)
+	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
+	x.idle = math.Max(0, latest-ci.My.Time)
+	x.completion = math.Max(0, ci.End-earliestEnd)
+}
+
+// reduce runs round k of the exchanges xs (all of one communicator, in
+// trace order) as one reduction over comm, if any has entries in it.
+func reduce(comm hpc.Comm, k int, xs []*exchange, buf []TimeRank) ([]TimeRank, error) {
+	v := buf[:0]
+	for _, x := range xs {
+		v = x.put(k, v)
+	}
+	if len(v) == 0 {
+		return v, nil
+	}
+	var res []TimeRank
+	var err error
+	if k == roundScan {
+		res, err = comm.Scan(hpc.MaxLoc, v)
+	} else {
+		res, err = comm.Allreduce(hpc.MaxLoc, v)
+	}
+	if err != nil {
+		return v, err
+	}
+	if len(res) != len(v) {
+		return v, fmt.Errorf("replay: the wait-state exchange over %s gave %d values, want %d", comm.Name(), len(res), len(v))
+	}
+	for _, x := range xs {
+		res = x.take(k, res)
+	}
+	return v, nil
+}
+
+// runExchanges runs every round of the exchanges xs over comm.
+func runExchanges(comm hpc.Comm, xs []*exchange, buf []TimeRank) ([]TimeRank, error) {
+	var err error
+	for k := range numRounds {
+		if buf, err = reduce(comm, k, xs, buf); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
