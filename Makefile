@@ -49,7 +49,7 @@ staticcheck:
 lint: vet staticcheck
 
 test: lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 	$(if $(HAVE_MPI),$(GO) test -tags mpi -c -o bin/mpi.test ./hpc/mpi && mpirun --allow-run-as-root --oversubscribe -np 4 bin/mpi.test)
 
 bench:

@@ -64,6 +64,22 @@ var OnCriticalPath = replay.NewField("on critical path", replay.BoolCodec)
 func (rc *rootCause) registerBwc(bus *replay.Bus) {
 	p := &rc.path
 	sp := &rc.sp
+	// A message whose receive was no wait state carries nothing the
+	// sender uses (the critical path does not cross it, there is no
+	// wait to charge): both sides skip it, the receiver by its wait
+	// states, the sender by what the backward pass told it.
+	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
+		if !sp.isWait(c.Index) {
+			c.SkipMessage()
+		}
+		return nil
+	})
+	bus.On(BwcPreSend, func(c *replay.Ctx) error {
+		if !rc.lsWaited(c.Index) {
+			c.SkipMessage()
+		}
+		return nil
+	})
 	bus.On(BwcLeave, func(c *replay.Ctx) error {
 		if !rc.withPath {
 			return nil

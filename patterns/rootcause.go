@@ -35,6 +35,7 @@ var (
 
 	BwcLeave        = replay.NewTopic("BwcLeave")
 	BwcEnter        = replay.NewTopic("BwcEnter")
+	BwcPreSend      = replay.NewTopic("BwcPreSend")
 	BwcPostSend     = replay.NewTopic("BwcPostSend")
 	BwcPreRecv      = replay.NewTopic("BwcPreRecv")
 	BwcPostRecv     = replay.NewTopic("BwcPostRecv")
@@ -59,12 +60,12 @@ var (
 	// sender, an inverse message the data of a Late Receiver's send
 	// completion to the receive request it waited for.
 	Bwc = replay.DefinePass(replay.PassSpec{Name: "bwc", Order: replay.ReverseOrder, Inverse: true,
-		Topics: []replay.Topic{BwcLeave, BwcEnter, BwcPostSend, BwcPreRecv, BwcPostRecv, BwcSendComplete, BwcRecvRequest, BwcCollEnd},
+		Topics: []replay.Topic{BwcLeave, BwcEnter, BwcPreSend, BwcPostSend, BwcPreRecv, BwcPostRecv, BwcSendComplete, BwcRecvRequest, BwcCollEnd},
 		Steps: []replay.Step{
 			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: BwcLeave},
 			{Kind: localtrace.KindEnter, Do: replay.Publish, Pre: BwcEnter},
-			{Kind: localtrace.KindSend, Do: replay.Take, Post: BwcPostSend},
-			{Kind: localtrace.KindIsend, Do: replay.Take, Post: BwcPostSend},
+			{Kind: localtrace.KindSend, Do: replay.Take, Pre: BwcPreSend, Post: BwcPostSend},
+			{Kind: localtrace.KindIsend, Do: replay.Take, Pre: BwcPreSend, Post: BwcPostSend},
 			{Kind: localtrace.KindRecv, Do: replay.Ship, Pre: BwcPreRecv, Post: BwcPostRecv},
 			{Kind: localtrace.KindIrecv, Do: replay.Ship, Pre: BwcPreRecv, Post: BwcPostRecv},
 			{Kind: localtrace.KindIsendComplete, Do: replay.Publish, Pre: BwcSendComplete},
@@ -99,6 +100,9 @@ type rootCause struct {
 	colls collTable
 	// lateReceivers: this location has a Late Receiver wait state
 	lateReceivers bool
+	// lsSends are the sends (and Isends) whose receive was a Late Sender
+	// wait state, as the backward pass told the sender, ascending
+	lsSends []int32
 	// lastRanks is the rank list of the last collective synchpoint
 	// (interned); scratch:
 	lastRanks []int
@@ -178,4 +182,11 @@ func requestOf(t *localtrace.Trace, i int) int {
 		return int(e.C)
 	}
 	return i
+}
+
+// lsWaited reports whether the receive of send event i was a Late Sender
+// wait state (after the backward pass).
+func (rc *rootCause) lsWaited(i int) bool {
+	_, ok := slices.BinarySearch(rc.lsSends, int32(i))
+	return ok
 }

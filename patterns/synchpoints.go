@@ -256,6 +256,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
 		if ls, _ := replay.Get(c, LSWaited); ls {
+			rc.lsSends = append(rc.lsSends, int32(c.Index)) // descending: reversed at the end
 			leave, _ := replay.Get(c, RecvLeave)
 			m := c.Trace.Message(c.Index)
 			sp.add(c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave),
@@ -285,6 +286,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		switch c.Pass {
 		case replay.Backward:
 			sp.order()
+			slices.Reverse(rc.lsSends)
 			if c.Loc.World == nil {
 				c.SkipPass(Fws) // a thread without MPI calls
 				return nil

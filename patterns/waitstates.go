@@ -92,7 +92,9 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 		}
 		return nil
 	}
-	bus.On(FwcPreSend, func(c *replay.Ctx) error {
+	// the indirect parts are bwc's results: fwc ships ahead (its inverse
+	// messages, of Late Receivers only, go at the events)
+	bus.OnAhead(FwcPreSend, func(c *replay.Ctx) error {
 		replay.Put(c, IndirectWait, pr.indirect[costLS][c.Index])
 		return nil
 	})

@@ -90,12 +90,29 @@ func (b *Bus) shipsAhead(p *pass) bool {
 // channel is a communicator and tag of the traced program.
 type channel struct{ comm, tag uint32 }
 
-// batch is what one partner shipped ahead to this location in a pass:
-// the records, and for each channel the spans of its payloads in
-// record order, not yet taken.
+// aheadChunk bounds the bytes of one message of a batch: a partner's
+// batch travels as chunks of about this size, each sent when full, so
+// that neither side holds a whole pass's payloads at once when they are
+// taken in about the order they were shipped.
+const aheadChunk = 1 << 20
+
+// A chunk starts with a flag byte: chunkLast on the partner's last one.
+const (
+	chunkMore = 0
+	chunkLast = 1
+)
+
+// span is one payload in a batch: its chunk and its bytes there.
+type span struct{ chunk, start, end uint32 }
+
+// batch is what one partner shipped ahead to this location in a pass, as
+// far as it has arrived: the chunks not yet taken in full, and for each
+// channel the spans of its payloads in the order shipped, not yet taken.
 type batch struct {
-	data  []byte
-	spans map[channel][]uint32 // start and end in data, pairs, in order
+	chunks [][]byte // by chunk number; nil once taken in full
+	left   []int    // by chunk number: payloads not yet taken
+	spans  map[channel][]span
+	last   bool // the last chunk arrived
 }
 
 // inbox holds the batches of the current pass, by the sender's world
@@ -107,13 +124,27 @@ type inbox struct {
 
 // shipAhead runs the Pre callbacks of pass p's Ship steps for all of the
 // location's messages, in the pass's order, and sends each partner its
-// batch; it prepares the inbox of the batches the location's Take steps
-// read.
+// batch, chunk by chunk; it prepares the inbox of the batches the
+// location's Take steps read.
 func (r *Replayer) shipAhead(p *pass) error {
 	t := r.Loc.Trace
 	c := &r.ctx
 	me := r.Loc.Rank
+	r.in = &inbox{tag: aheadTag(p.id), batches: map[int]*batch{}}
 	out := map[int][]byte{}
+	send := func(dest int, flag byte) error {
+		b := out[dest]
+		b[0] = flag
+		if dest == me {
+			if err := r.in.add(me, slices.Clone(b)); err != nil {
+				return err
+			}
+		} else if err := r.Loc.World.Send(dest, r.in.tag, b); err != nil {
+			return fmt.Errorf("replay: rank %d: shipping the %s pass's messages to rank %d: %w", me, p.spec.Name, dest, err)
+		}
+		out[dest] = append(b[:0], chunkMore) // the transport copied it
+		return nil
+	}
 	n := len(t.Events)
 	for k := range n {
 		i := k
@@ -134,79 +165,108 @@ func (r *Replayer) shipAhead(p *pass) error {
 		if err := r.Bus.Publish(st.pre, c); err != nil {
 			return r.errorf(i, err)
 		}
+		if c.skipMsg {
+			continue
+		}
 		c.wire = c.out.encode(c.wire[:0])
-		b := binary.AppendUvarint(out[dest], uint64(m.Comm))
+		b, ok := out[dest]
+		if !ok {
+			b = append(make([]byte, 0, 4096), chunkMore)
+		}
+		b = binary.AppendUvarint(b, uint64(m.Comm))
 		b = binary.AppendUvarint(b, uint64(m.Tag))
 		b = binary.AppendUvarint(b, uint64(len(c.wire)))
 		out[dest] = append(b, c.wire...)
-	}
-	c.reset(0)
-	r.in = &inbox{tag: aheadTag(p.id), batches: map[int]*batch{}}
-	for _, dest := range slices.Sorted(maps.Keys(out)) {
-		if dest == me {
-			b, err := parseBatch(out[dest])
-			if err != nil {
+		if len(out[dest]) >= aheadChunk {
+			if err := send(dest, chunkMore); err != nil {
 				return err
 			}
-			r.in.batches[me] = b
-			continue
 		}
-		if err := r.Loc.World.Send(dest, r.in.tag, out[dest]); err != nil {
-			return fmt.Errorf("replay: rank %d: shipping the %s pass's messages to rank %d: %w", me, p.spec.Name, dest, err)
+	}
+	c.reset(0)
+	for _, dest := range slices.Sorted(maps.Keys(out)) {
+		if err := send(dest, chunkLast); err != nil {
+			return err
 		}
-		delete(out, dest) // the transport has its copy
 	}
 	return nil
 }
 
-// parseBatch indexes the records of a batch (it keeps data).
-func parseBatch(data []byte) (*batch, error) {
-	b := &batch{data: data, spans: map[channel][]uint32{}}
-	if uint64(len(data)) > 1<<32-1 {
-		return nil, fmt.Errorf("%w: a batch of %d bytes", ErrPayload, len(data))
+// add indexes chunk data from world rank src (it keeps data).
+func (in *inbox) add(src int, data []byte) error {
+	b := in.batches[src]
+	if b == nil {
+		b = &batch{spans: map[channel][]span{}}
+		in.batches[src] = b
 	}
-	for at := 0; at < len(data); {
+	if b.last {
+		return fmt.Errorf("%w: a chunk after the last one", ErrPayload)
+	}
+	if len(data) < 1 || len(data) > 1<<32-1 || data[0] > chunkLast {
+		return fmt.Errorf("%w: a chunk of %d bytes", ErrPayload, len(data))
+	}
+	b.last = data[0] == chunkLast
+	ck := uint32(len(b.chunks))
+	count := 0
+	for at := 1; at < len(data); {
 		var v [3]uint64
 		for j := range v {
 			x, k := binary.Uvarint(data[at:])
 			if k <= 0 {
-				return nil, fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
+				return fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
 			}
 			v[j], at = x, at+k
 		}
 		if v[0] > 1<<32-1 || v[1] > 1<<32-1 || v[2] > uint64(len(data)-at) {
-			return nil, fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
+			return fmt.Errorf("%w: batch record at byte %d", ErrPayload, at)
 		}
 		ch := channel{uint32(v[0]), uint32(v[1])}
 		end := at + int(v[2])
-		b.spans[ch] = append(b.spans[ch], uint32(at), uint32(end))
+		b.spans[ch] = append(b.spans[ch], span{ck, uint32(at), uint32(end)})
 		at = end
+		count++
 	}
-	return b, nil
+	b.chunks = append(b.chunks, data)
+	b.left = append(b.left, count)
+	if count == 0 {
+		b.chunks[ck] = nil
+	}
+	return nil
 }
 
 // take returns the next payload that world rank src shipped ahead to
-// this location on channel ch, receiving src's batch first if it has not
-// arrived yet.
+// this location on channel ch, receiving src's chunks until it is there;
+// it is valid until the next take.
 func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
-	b := in.batches[src]
-	if b == nil {
+	for {
+		b := in.batches[src]
+		if b != nil {
+			if q := b.spans[ch]; len(q) > 0 {
+				sp := q[0]
+				if len(q) == 1 {
+					delete(b.spans, ch)
+				} else {
+					b.spans[ch] = q[1:]
+				}
+				data := b.chunks[sp.chunk][sp.start:sp.end]
+				if b.left[sp.chunk]--; b.left[sp.chunk] == 0 {
+					b.chunks[sp.chunk] = nil // data stays valid: the slice holds it
+				}
+				return data, nil
+			}
+			if b.last {
+				return nil, fmt.Errorf("%w: rank %d has no further message of this communicator and tag for it (the trace's sends and receives do not match)",
+					ErrUnmatched, src)
+			}
+		}
 		data, err := world.Recv(src, in.tag)
 		if err != nil {
 			return nil, err
 		}
-		if b, err = parseBatch(slices.Clone(data)); err != nil {
+		if err := in.add(src, slices.Clone(data)); err != nil {
 			return nil, fmt.Errorf("messages shipped by rank %d: %w", src, err)
 		}
-		in.batches[src] = b
 	}
-	q := b.spans[ch]
-	if len(q) == 0 {
-		return nil, fmt.Errorf("%w: rank %d has no further message of this communicator and tag for it (the trace's sends and receives do not match)",
-			ErrUnmatched, src)
-	}
-	b.spans[ch] = q[2:]
-	return b.data[q[0]:q[1]], nil
 }
 
 // ErrUnmatched is wrapped by the error of a receive whose message its

@@ -161,3 +161,31 @@ func TestOnAheadChecks(t *testing.T) {
 		}()
 	}
 }
+
+// TestSkipMessage: messages that both sides skip carry nothing, the
+// others arrive as always, whether the pass ships ahead or not.
+func TestSkipMessage(t *testing.T) {
+	d, traces := tinytrace.Build(t, aheadProgs...)
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipTag7 := func(c *replay.Ctx) error {
+		if c.Trace.Message(c.Index).Tag == 7 {
+			c.SkipMessage()
+		}
+		return nil
+	}
+	for _, live := range []bool{false, true} {
+		register := func(bus *replay.Bus, s *seen) {
+			waitStates(live)(bus, s)
+			bus.OnAhead(replay.FwPreSend, skipTag7)
+			bus.On(replay.FwPreRecv, skipTag7)
+		}
+		got := replayAll(t, hpc.RunInProcess, register, traces, env)
+		want := []string{"fw 4 from 0: 0.003500 (true)", "fw 7 from 0: 0.000000 (false)"}
+		if diff := cmp.Diff(want, got[1].Got); diff != "" {
+			t.Errorf("live %v: rank 1 (-want +got):\n%s", live, diff)
+		}
+	}
+}

@@ -37,6 +37,7 @@ type Ctx struct {
 	Peer int
 
 	msg     *localtrace.Message // the current message, nil for none
+	skipMsg bool                // SkipMessage was called at the current message
 	out, in payload             // fields put, fields received (Put, Get)
 	wire    []byte              // encoding scratch
 	// gathered are the members' encoded fields of the last GatherFields
@@ -76,6 +77,21 @@ func (c *Ctx) reset(i int) {
 	c.Coll = CollInfo{}
 	c.Peer = -1
 	c.msg = nil
+	c.skipMsg = false
+}
+
+// SkipMessage tells the engine, in a callback of the Pre topic of a Ship
+// or Take step, that the current message carries nothing the partner
+// needs in this pass: the shipping side sends nothing, the taking side
+// waits for nothing, and the Post callbacks find no field (Get reports
+// none). Both sides must decide alike, on what both know before the
+// pass (whether the receive was a wait state, say): a message skipped on
+// one side only would shift the later messages of its communicator and
+// tag between the two ranks.
+func (c *Ctx) SkipMessage() {
+	if c.msg != nil {
+		c.skipMsg = true
+	}
 }
 
 // Inverse messages go against the direction of the pass: from the side

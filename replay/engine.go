@@ -142,6 +142,10 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 	if err := r.Bus.Publish(st.pre, c); err != nil {
 		return err
 	}
+	if c.skipMsg {
+		c.out.reset()
+		return r.Bus.Publish(st.post, c)
+	}
 	comm, err := r.Loc.comm(p.id, m.Comm)
 	if err != nil {
 		return err
@@ -172,6 +176,9 @@ func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
 	if st.do == Take {
 		if err := r.Bus.Publish(st.pre, c); err != nil {
 			return err
+		}
+		if c.skipMsg {
+			return r.Bus.Publish(st.post, c)
 		}
 		src, err := r.Loc.env.worldRank(m.Comm, c.Peer, r.Loc.Rank)
 		if err != nil {
