@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -320,6 +321,17 @@ func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, one int, m
 // syncFlags returns every member's flag of the current collective (1 or
 // 0 by communicator rank), this location's being mine.
 func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
+	var ok bool
+	if rc.flags, ok = c.CollSynced(rc.flags[:0]); ok { // the wait-state exchange found them
+		me, _, err := c.CollMember()
+		if err != nil {
+			return nil, err
+		}
+		if me >= len(rc.flags) || (rc.flags[me] > 0) != mine {
+			return nil, fmt.Errorf("root cause: the wait-state exchange's synchronised members disagree with member %d", me)
+		}
+		return rc.flags, nil
+	}
 	rc.flags = append(rc.flags[:0], 0)
 	if mine {
 		rc.flags[0] = 1

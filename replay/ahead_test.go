@@ -46,6 +46,27 @@ func waitStates(live bool) func(*replay.Bus, *seen) {
 			s.Got = append(s.Got, fmt.Sprintf("bw %d from %d: %.6f (%v)", c.Index, c.Peer, v, ok))
 			return nil
 		})
+		// the members the collective synchronised, as the exchange found
+		// them before the walk and as the members tell
+		for _, tp := range []replay.Topic{replay.FwNxN, replay.FwOneToN} {
+			bus.On(tp, func(c *replay.Ctx) error {
+				early, ok := c.CollSynced(nil)
+				me, _, err := c.CollMember()
+				if err != nil {
+					return err
+				}
+				mine := 0.0
+				if c.Coll.SyncPoint && !(tp == replay.FwOneToN && c.Coll.Root.Rank == me) {
+					mine = 1
+				}
+				told, err := c.Allgather([]float64{mine})
+				if err != nil {
+					return err
+				}
+				s.Colls = append(s.Colls, fmt.Sprintf("%v at %d: synced %v (%v), told %v", tp, c.Index, early, ok, told))
+				return nil
+			})
+		}
 		for _, tp := range []replay.Topic{replay.FwBarrier, replay.FwNxN, replay.FwOneToN, replay.FwNToOne, replay.FwInit, replay.FwFinalize} {
 			bus.On(tp, func(c *replay.Ctx) error {
 				s.Colls = append(s.Colls, fmt.Sprintf("%v at %d: %+v idle %.6f completion %.6f", tp, c.Index, c.Coll, c.Idle, c.Completion))
@@ -100,8 +121,8 @@ func TestShipAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := replayAll(t, hpc.RunInProcess, waitStates(true), traces, env)
-	if len(want[0].Got) != 5 || len(want[1].Got) != 2 || len(want[0].Colls) != 6 {
-		t.Fatalf("the message-by-message replay saw %d and %d messages on ranks 0 and 1 and %d collectives on rank 0, want 5, 2 and 6:\n%v",
+	if len(want[0].Got) != 5 || len(want[1].Got) != 2 || len(want[0].Colls) != 8 {
+		t.Fatalf("the message-by-message replay saw %d and %d messages on ranks 0 and 1 and %d collective records on rank 0, want 5, 2 and 8:\n%v",
 			len(want[0].Got), len(want[1].Got), len(want[0].Colls), want)
 	}
 	for _, r := range []struct {
@@ -113,6 +134,19 @@ func TestShipAhead(t *testing.T) {
 				got := replayAll(t, r.run, waitStates(live), traces, env)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("(-message by message +got):\n%s", diff)
+				}
+				for r, s := range got {
+					for _, l := range s.Colls {
+						if i := strings.Index(l, "synced "); i >= 0 {
+							a, b, found := strings.Cut(l[i+len("synced "):], " (true), told ")
+							if !found {
+								t.Errorf("rank %d: %s: no synced members from the exchange", r, l)
+							}
+							if a != b {
+								t.Errorf("rank %d: %s: the exchange's synced members differ from what the members tell", r, l)
+							}
+						}
+					}
 				}
 			})
 		}

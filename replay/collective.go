@@ -73,6 +73,9 @@ func (r *Replayer) collective(i int) error {
 		}
 		x, q.xs[0] = q.xs[0], nil
 		q.xs = q.xs[1:]
+		if x.synced >= 0 {
+			c.synced, c.syncedWords, c.syncedBit = q.synced, q.words, x.synced
+		}
 	} else {
 		comm, err := r.Loc.comm(r.ctx.Pass, info.Comm)
 		if err != nil {
@@ -108,7 +111,13 @@ func (r *Replayer) collBegin(i int) float64 {
 
 // exchangeQueue holds the exchanges of one communicator's collectives,
 // done before the walk, in trace order.
-type exchangeQueue struct{ xs []*exchange }
+type exchangeQueue struct {
+	xs []*exchange
+	// synced are the members' packed synced flags (syncedFlags), words
+	// per member
+	synced []float64
+	words  int
+}
 
 // exchangeEarly runs the wait-state exchanges of all of the location's
 // collectives before the walk of pass p: per communicator of the
@@ -168,7 +177,10 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 		if n == 0 {
 			continue
 		}
-		if r.buf, err = runExchanges(comm, q.xs, r.buf); err != nil {
+		if r.buf, err = runExchanges(comm, q.xs, r.buf); err == nil {
+			q.synced, q.words, err = syncedFlags(comm, q.xs)
+		}
+		if err != nil {
 			return fmt.Errorf("replay: rank %d: the collectives on communicator %d do not match across its members: %w", r.Loc.Rank, id, err)
 		}
 	}

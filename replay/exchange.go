@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"scout/hpc"
 	"scout/localtrace"
@@ -48,6 +49,51 @@ type exchange struct {
 	// ccv: the latest begin to check for a clock-condition violation
 	ccv    float64
 	hasCCV bool
+	// synced: the number of the instance among its communicator's
+	// N-to-N and 1-to-N ones with a topic (its bit in the members'
+	// synced flags), -1 for none
+	synced int
+}
+
+// synced reports whether the collective synchronised this member, as
+// the root-cause analysis counts it: an N-to-N synchpoint, a 1-to-N
+// member (not the root) that waited for the root.
+func (x *exchange) isSynced() bool {
+	return x.coll.SyncPoint && !(x.class == CollOneToN && x.me == x.root)
+}
+
+// syncedFlags exchanges, after the rounds, which members every N-to-N
+// and 1-to-N instance of xs with a topic synchronised: each member's
+// flags packed 32 to a float64 (exact), gathered in rank order. It
+// returns the gathered words and the words per member.
+func syncedFlags(comm hpc.Comm, xs []*exchange) ([]float64, int, error) {
+	n := 0
+	for _, x := range xs {
+		x.synced = -1
+		if x.topic == FwNxN || x.topic == FwOneToN {
+			x.synced = n
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, 0, nil
+	}
+	words := (n + 31) / 32
+	mine := make([]float64, words)
+	for _, x := range xs {
+		if x.synced >= 0 && x.isSynced() {
+			w := &mine[x.synced/32]
+			*w = float64(uint32(*w) | 1<<(x.synced%32))
+		}
+	}
+	all, err := comm.AllreduceFloats(hpc.Concat, mine)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(all) != words*comm.Size() {
+		return nil, 0, fmt.Errorf("replay: the synchronised members over %s: %d words, want %d", comm.Name(), len(all), words*comm.Size())
+	}
+	return slices.Clone(all), words, nil
 }
 
 // newExchange prepares the exchange of collective end event i (an
@@ -55,7 +101,7 @@ type exchange struct {
 // me of size members.
 func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me, size int) (*exchange, error) {
 	info := t.Collective(i)
-	x := &exchange{event: i, class: class, me: me, root: int(info.Root), sent: info.Sent > 0, recv: info.Received > 0, data: info.Sent}
+	x := &exchange{synced: -1, event: i, class: class, me: me, root: int(info.Root), sent: info.Sent > 0, recv: info.Received > 0, data: info.Sent}
 	if class == CollNToOne {
 		x.data = info.Received
 	}
