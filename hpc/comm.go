@@ -53,6 +53,11 @@ type Comm interface {
 	// The message is valid until the caller's next Recv (its buffer is
 	// then reused).
 	Recv(src, tag int) ([]byte, error)
+	// RecvOwned is Recv for a message the caller keeps: its buffer is
+	// the caller's for good, never reused (for large messages, which
+	// would otherwise be copied to be kept and leave the copy behind
+	// for reuse).
+	RecvOwned(src, tag int) ([]byte, error)
 
 	// Allreduce combines the members' vectors element-wise with op
 	// (MaxLoc or MinLoc) and returns the result on every member. All

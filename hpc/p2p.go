@@ -102,7 +102,12 @@ func (c *comm) post(dst, tag int, data []byte) error {
 }
 
 // Recv waits for the next message from src with tag.
-func (c *comm) Recv(src, tag int) ([]byte, error) {
+func (c *comm) Recv(src, tag int) ([]byte, error) { return c.recv(src, tag, false) }
+
+// RecvOwned is Recv for a message the caller keeps.
+func (c *comm) RecvOwned(src, tag int) ([]byte, error) { return c.recv(src, tag, true) }
+
+func (c *comm) recv(src, tag int, owned bool) ([]byte, error) {
 	if err := c.check("Recv", "src", src, tag); err != nil {
 		return nil, err
 	}
@@ -114,7 +119,7 @@ func (c *comm) Recv(src, tag int) ([]byte, error) {
 		r.lent = nil
 	}
 	m, err := c.w.await(r, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag})
-	if m.local {
+	if m.local && !owned {
 		r.lent = m.data
 	}
 	return m.data, err

@@ -259,11 +259,11 @@ func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
 					ErrUnmatched, src)
 			}
 		}
-		data, err := world.Recv(src, in.tag)
+		data, err := world.RecvOwned(src, in.tag)
 		if err != nil {
 			return nil, err
 		}
-		if err := in.add(src, slices.Clone(data)); err != nil {
+		if err := in.add(src, data); err != nil {
 			return nil, fmt.Errorf("messages shipped by rank %d: %w", src, err)
 		}
 	}
