@@ -165,15 +165,7 @@ func TestShipAheadUnmatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = hpc.RunInProcess(2, func(c hpc.Comm) error {
-		l, err := replay.NewLocation(env, traces[c.Rank()], c.Rank(), c)
-		if err != nil {
-			return err
-		}
-		bus := &replay.Bus{}
-		waitStates(false)(bus, &seen{})
-		return replay.NewReplayer(bus, l).Run()
-	})
+	err = replayOnce(env, traces, func(bus *replay.Bus) { waitStates(false)(bus, &seen{}) })
 	for _, want := range []string{"rank 1 (location 1), event", "Recv at 0.004500000 s", "receive from rank 0", "unmatched message"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one with %q", err, want)

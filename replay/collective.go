@@ -189,12 +189,14 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 }
 
 // clamp computes Idle and Completion from the exchange result.
-func (c *Ctx) clamp() {
-	ci := &c.Coll
+func (c *Ctx) clamp() { c.Idle, c.Completion = clamp(&c.Coll) }
+
+// clamp returns the wait and the completion of a synchronising
+// collective from its exchange result ci.
+func clamp(ci *CollInfo) (idle, completion float64) {
 	latest := math.Min(ci.Latest.Time, ci.End)
 	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
-	c.Idle = math.Max(0, latest-ci.My.Time)
-	c.Completion = math.Max(0, ci.End-earliestEnd)
+	return math.Max(0, latest-ci.My.Time), math.Max(0, ci.End-earliestEnd)
 }
 
 // checkColl counts a collective clock-condition violation: a partner

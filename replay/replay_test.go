@@ -149,6 +149,20 @@ func replayAll(t testing.TB, run func(int, func(hpc.Comm) error) error, register
 	return out
 }
 
+// replayOnce replays traces in-process with the patterns register
+// subscribes on each rank's bus and returns the run's error.
+func replayOnce(env *replay.Env, traces []*localtrace.Trace, register func(*replay.Bus)) error {
+	return hpc.RunInProcess(len(traces), func(c hpc.Comm) error {
+		l, err := replay.NewLocation(env, traces[c.Rank()], c.Rank(), c)
+		if err != nil {
+			return err
+		}
+		bus := &replay.Bus{}
+		register(bus)
+		return replay.NewReplayer(bus, l).Run()
+	})
+}
+
 // hosted runs ranks on one process each, over in-memory links.
 func hosted(n int, fn func(hpc.Comm) error) error {
 	links := hpc.NewMemLinks(n)
@@ -212,14 +226,8 @@ func TestInverseNeedsInverseComms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = hpc.RunInProcess(2, func(c hpc.Comm) error {
-		l, err := replay.NewLocation(env, traces[c.Rank()], c.Rank(), c)
-		if err != nil {
-			return err
-		}
-		bus := &replay.Bus{}
+	err = replayOnce(env, traces, func(bus *replay.Bus) {
 		bus.On(replay.FwPostSend, func(c *replay.Ctx) error { return c.SendInverse() })
-		return replay.NewReplayer(bus, l).Run()
 	})
 	if err == nil || !strings.Contains(err.Error(), "forward pass has no inverse communicators") {
 		t.Errorf("error %v", err)
