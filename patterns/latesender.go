@@ -125,8 +125,9 @@ func (p *lateSender) found(bus *replay.Bus, c *replay.Ctx, info LateSenderInfo) 
 
 // worldRank maps a communicator rank to a world rank.
 func worldRank(c *replay.Ctx, comm uint32, rank int) int {
-	if m := c.Env.CommMembers[comm]; rank < len(m) {
-		return m[rank]
+	w, err := c.Env.WorldRank(comm, rank, c.Loc.Rank)
+	if err != nil {
+		return c.Loc.Rank // as for a self communicator
 	}
-	return c.Loc.Rank // self communicator
+	return w
 }

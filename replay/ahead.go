@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -147,17 +148,14 @@ func (r *Replayer) shipAhead(p *pass) error {
 	}
 	n := len(t.Events)
 	for k := range n {
-		i := k
-		if p.spec.Order == ReverseOrder {
-			i = n - 1 - k
-		}
+		i := p.event(k, n)
 		st := &p.steps[t.Events[i].Kind]
 		if st.do != Ship || !r.isMessage(i) {
 			continue
 		}
 		c.reset(i)
 		m := t.Message(i)
-		dest, err := r.Loc.env.worldRank(m.Comm, int(m.Peer), me)
+		dest, err := r.Loc.env.WorldRank(m.Comm, int(m.Peer), me)
 		if err != nil {
 			return r.errorf(i, err)
 		}
@@ -271,22 +269,4 @@ func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
 
 // ErrUnmatched is wrapped by the error of a receive whose message its
 // partner never sent.
-var ErrUnmatched = fmt.Errorf("unmatched message")
-
-// worldRank returns the world rank of rank peer of communicator comm;
-// me for a self communicator.
-func (e *Env) worldRank(comm uint32, peer, me int) (int, error) {
-	if members, ok := e.CommMembers[comm]; ok && members != nil {
-		if peer < 0 || peer >= len(members) {
-			return 0, fmt.Errorf("rank %d is no member of communicator %d (%d members)", peer, comm, len(members))
-		}
-		return members[peer], nil
-	}
-	if e.commSelf[comm] {
-		if peer != 0 {
-			return 0, fmt.Errorf("rank %d is no member of self communicator %d", peer, comm)
-		}
-		return me, nil
-	}
-	return 0, fmt.Errorf("communicator %d is unknown", comm)
-}
+var ErrUnmatched = errors.New("unmatched message")

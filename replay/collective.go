@@ -84,19 +84,33 @@ func (r *Replayer) collective(i int) error {
 		if x, err = newExchange(t, i, class, r.collBegin(i), comm.Rank(), comm.Size()); err != nil {
 			return err
 		}
-		xs := [1]*exchange{x}
-		if r.buf, err = runExchanges(comm, xs[:], r.buf); err != nil {
+		if err := r.exchangeNow(comm, x); err != nil {
 			return err
 		}
 	}
-	c.Coll, c.Idle, c.Completion = x.coll, x.idle, x.completion
-	if x.hasCCV {
-		r.checkColl(x.ccv)
-	}
+	r.use(x)
 	if x.topic == 0 {
 		return nil
 	}
 	return r.Bus.Publish(x.topic, c)
+}
+
+// exchangeNow runs the wait-state exchange x over comm at its event.
+func (r *Replayer) exchangeNow(comm hpc.Comm, x *exchange) error {
+	xs := [1]*exchange{x}
+	var err error
+	r.buf, err = runExchanges(comm, xs[:], r.buf)
+	return err
+}
+
+// use makes the result of exchange x the Ctx's (Coll, Idle, Completion)
+// and counts its clock-condition violation.
+func (r *Replayer) use(x *exchange) {
+	c := &r.ctx
+	c.Coll, c.Idle, c.Completion = x.coll, x.idle, x.completion
+	if x.hasCCV {
+		r.checkColl(x.ccv)
+	}
 }
 
 // collBegin returns the begin of the collective that ends at event i:
@@ -188,17 +202,6 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 	return nil
 }
 
-// clamp computes Idle and Completion from the exchange result.
-func (c *Ctx) clamp() { c.Idle, c.Completion = clamp(&c.Coll) }
-
-// clamp returns the wait and the completion of a synchronising
-// collective from its exchange result ci.
-func clamp(ci *CollInfo) (idle, completion float64) {
-	latest := math.Min(ci.Latest.Time, ci.End)
-	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
-	return math.Max(0, latest-ci.My.Time), math.Max(0, ci.End-earliestEnd)
-}
-
 // checkColl counts a collective clock-condition violation: a partner
 // began after this location had already finished.
 func (r *Replayer) checkColl(latest float64) {
@@ -210,20 +213,13 @@ func (r *Replayer) checkColl(latest float64) {
 // setupCollective exchanges Enter and Leave times of MPI_Init or
 // MPI_Finalize (event i is its Leave) over all ranks.
 func (r *Replayer) setupCollective(i int) error {
-	c := &r.ctx
 	w := r.Loc.World
-	me := w.Rank()
-	ci := &c.Coll
-	ci.My, ci.End = TimeRank{Time: c.EnterTime(i), Rank: me}, r.Loc.Trace.Events[i].Time
-	var err error
-	if ci.Latest, err = r.maxLoc(w, ci.My); err != nil {
+	x := &exchange{synced: -1, event: i, class: CollBarrier, me: w.Rank()}
+	x.coll.My, x.coll.End = TimeRank{Time: r.ctx.EnterTime(i), Rank: x.me}, r.Loc.Trace.Events[i].Time
+	x.wants[roundFirst] = true // as a barrier: everyone synchronises
+	if err := r.exchangeNow(w, x); err != nil {
 		return err
 	}
-	if ci.EarliestEnd, err = r.minLoc(w, TimeRank{Time: ci.End, Rank: me}); err != nil {
-		return err
-	}
-	ci.SyncPoint = true
-	r.checkColl(ci.Latest.Time)
-	c.clamp()
+	r.use(x)
 	return nil
 }

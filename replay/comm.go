@@ -13,32 +13,8 @@ type TimeRank = hpc.TimeRank
 
 // The replay talks over hpc.Comm: one communicator per communicator of
 // the traced program, rebuilt on the world communicator of all analysis
-// ranks (in-process, or hosted by MPI processes). These helpers are the
-// collectives it uses.
-
-// maxLoc is the all-reduce MAXLOC of v over c's members.
-func (r *Replayer) maxLoc(c hpc.Comm, v TimeRank) (TimeRank, error) {
-	return r.reduce1(c, hpc.MaxLoc, v)
-}
-
-// minLoc is the all-reduce MINLOC of v over c's members.
-func (r *Replayer) minLoc(c hpc.Comm, v TimeRank) (TimeRank, error) {
-	return r.reduce1(c, hpc.MinLoc, v)
-}
-
-// reduce1 reduces one pair, through the replayer's scratch vector (no
-// allocation per collective).
-func (r *Replayer) reduce1(c hpc.Comm, op hpc.Op, v TimeRank) (TimeRank, error) {
-	r.one[0] = v
-	out, err := c.Allreduce(op, r.one[:])
-	if err != nil {
-		return TimeRank{}, err
-	}
-	if len(out) != 1 {
-		return TimeRank{}, fmt.Errorf("replay: %v over %s gave %d values, want 1", op, c.Name(), len(out))
-	}
-	return out[0], nil
-}
+// ranks (in-process, or hosted by MPI processes); the wait-state
+// exchange of the collectives is in exchange.go.
 
 // The collective helpers below serve the callbacks at the end of an MPI
 // collective (a Collective step, or the forward pass's collective

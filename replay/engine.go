@@ -11,8 +11,6 @@ type Replayer struct {
 	Bus *Bus
 	Loc *Location
 	ctx Ctx
-	// scratch of the collectives
-	one [1]TimeRank
 	// first Init/Finalize Leave handled
 	initDone, finalizeDone bool
 	// in holds the batches of a pass that ships ahead (nil: the pass
@@ -73,10 +71,7 @@ func (r *Replayer) walk(p *pass) error {
 		}
 	}
 	for k := range n {
-		i := k
-		if p.spec.Order == ReverseOrder {
-			i = n - 1 - k
-		}
+		i := p.event(k, n)
 		st := &p.steps[t.Events[i].Kind]
 		if st.do == 0 {
 			continue
@@ -180,7 +175,7 @@ func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
 		if c.skipMsg {
 			return r.Bus.Publish(st.post, c)
 		}
-		src, err := r.Loc.env.worldRank(m.Comm, c.Peer, r.Loc.Rank)
+		src, err := r.Loc.env.WorldRank(m.Comm, c.Peer, r.Loc.Rank)
 		if err != nil {
 			return err
 		}

@@ -223,3 +223,22 @@ func denseRegions(n int) int { return 2*n + 1024 }
 func (e *Env) IsSelf(comm uint32) bool {
 	return e.commSelf[comm] || len(e.CommMembers[comm]) == 1
 }
+
+// WorldRank returns the world rank of rank peer of communicator comm,
+// me for a self communicator; an error for an unknown communicator or a
+// rank it lacks.
+func (e *Env) WorldRank(comm uint32, peer, me int) (int, error) {
+	if members, ok := e.CommMembers[comm]; ok && members != nil {
+		if peer < 0 || peer >= len(members) {
+			return 0, fmt.Errorf("rank %d is no member of communicator %d (%d members)", peer, comm, len(members))
+		}
+		return members[peer], nil
+	}
+	if e.commSelf[comm] {
+		if peer != 0 {
+			return 0, fmt.Errorf("rank %d is no member of self communicator %d", peer, comm)
+		}
+		return me, nil
+	}
+	return 0, fmt.Errorf("communicator %d is unknown", comm)
+}

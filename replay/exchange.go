@@ -252,7 +252,13 @@ func (x *exchange) take(k int, res []TimeRank) []TimeRank {
 func (x *exchange) check(latest float64) { x.ccv, x.hasCCV = latest, true }
 
 // clamp computes the wait and the completion from the exchange result.
-func (x *exchange) clamp() { x.idle, x.completion = clamp(&x.coll) }
+func (x *exchange) clamp() {
+	ci := &x.coll
+	latest := math.Min(ci.Latest.Time, ci.End)
+	earliestEnd := math.Max(ci.EarliestEnd.Time, latest)
+	x.idle = math.Max(0, latest-ci.My.Time)
+	x.completion = math.Max(0, ci.End-earliestEnd)
+}
 
 // reduce runs round k of the exchanges xs (all of one communicator, in
 // trace order) as one reduction over comm, if any has entries in it.

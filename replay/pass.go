@@ -105,6 +105,14 @@ type pass struct {
 	steps [256]step // by event kind
 }
 
+// event returns the index of the k-th event the pass walks among n.
+func (p *pass) event(k, n int) int {
+	if p.spec.Order == ReverseOrder {
+		return n - 1 - k
+	}
+	return k
+}
+
 type step struct {
 	do        Action
 	pre, post Topic
