@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench bench-mpi clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench whatif-bench bench-mpi clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -23,6 +23,7 @@ help:
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
 	@echo "make bench-mpi  ring-like and HPCG-like 8 M-event traces: in-process and mpirun -np 1, 2, 4 against the reference analyzer's figures"
+	@echo "make whatif-bench  one what-if prediction, a ranking of 10 and scout reduce against the wait-state analysis, 8 M events in-process"
 	@echo "make hybrid-bench  an MPI+OpenMP trace of 4 ranks x 4 threads, 8 M events: full analysis and wait states, in-process and mpirun -np 4"
 
 build:
@@ -88,6 +89,15 @@ timecorrect-bench: build
 	rm -rf $(SKEWED)-corrected && ./$(BIN) correct -q -o $(SKEWED)-corrected $(SKEWED)
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED)-corrected --variant "" --variant --single-pass
 	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
+
+WHATIF := scaling/whatif-ring-8M
+# What-if prediction (issue "What-if prediction and trace reduction"):
+# one prediction and a ranking against the wait-state analysis, in-process.
+whatif-bench: build
+	./$(BIN) tracegen -q --force -o $(WHATIF) --ranks 4 --events 8000000 --seed 1 \
+		--phase sendrecv_ring:work=2us,jitter=2us
+	$(GO) run ./cmd/scaling -o scaling --procs 0 --trace $(WHATIF) --variant --single-pass \
+		--variant "whatif --shrink compute=0.5" --variant "whatif --rank 10"
 
 HYBRID := scaling/hybrid-4x4-8M
 # A generated MPI+OpenMP trace: imbalanced teams with an explicit barrier,

@@ -42,6 +42,11 @@ type Plan struct {
 	// that no message is received before it was sent; the report then
 	// holds what the correction did (combine.Report.Correction).
 	TimeCorrect bool
+	// WhatIf predicts the run under its hypotheses (patterns.RegisterWhatIf)
+	// after the timestamp correction, if any, and before the analysis;
+	// the report then holds the prediction (combine.Report.Prediction).
+	// With an empty pattern table the replay only predicts.
+	WhatIf *WhatIf
 }
 
 // Log receives an analysis's messages.
@@ -74,8 +79,8 @@ type session struct {
 	order []uint64
 	// nglobal is the number of call paths of the unified call tree.
 	nglobal int
-	// correctOnly: the replay only corrects the timestamps (Correct)
-	correctOnly bool
+	// whatif is the plan's what-if prediction, resolved (nil: none)
+	whatif *patterns.WhatIf
 	// keep, if set, gets each master location's trace after its replay
 	keep func(loc uint64, t *localtrace.Trace) error
 }
@@ -113,6 +118,11 @@ func open(p Plan) (*session, error) {
 		return nil, fmt.Errorf("%s: the timestamp correction does not support traces with several threads per rank yet (%d thread locations besides the %d master threads)",
 			s.archive.GlobalDefPath(), len(s.others), len(s.masters))
 	}
+	if p.WhatIf != nil {
+		if s.whatif, err = s.resolveWhatIf(p.WhatIf); err != nil {
+			return nil, err
+		}
+	}
 	s.order = append(slices.Clone(s.masters), s.others...)
 	slices.SortStableFunc(s.order, func(a, b uint64) int { return s.byThread(a, b) })
 	return s, nil
@@ -146,6 +156,8 @@ type located struct {
 	global     []uint32 // local call path → global call path
 	// correction is what the timestamp correction did (nil without one)
 	correction *patterns.Correction
+	// prediction is what the what-if prediction found (nil without one)
+	prediction *patterns.Prediction
 	// locks are the lock releases of the rank's threads
 	locks *replay.LockTable
 	// tasks counts the location's OpenMP task events (not analyzed)
@@ -297,13 +309,17 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if s.plan.TimeCorrect && master {
 		corr = patterns.RegisterTimeCorrection(bus)
 	}
+	var pred *patterns.Prediction
+	if s.whatif != nil && master {
+		pred = patterns.RegisterWhatIf(bus, s.whatif)
+	}
 	for _, p := range s.plan.Patterns {
 		if master || p.Threads {
 			p.Register(bus)
 		}
 	}
 	stats := &patterns.Statistics{}
-	if !s.correctOnly {
+	if len(s.plan.Patterns) > 0 { // (none when the replay only retimes)
 		stats = patterns.RegisterStatistics(bus)
 	}
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
@@ -328,7 +344,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 			l.setRow(replay.Metric(m), row)
 		}
 	}
-	l.correction, l.ccv, l.instances, l.statBounds, l.trace = corr, loc.CCV, stats.Instances, stats.Bounds, nil
+	l.correction, l.prediction, l.ccv, l.instances, l.statBounds, l.trace = corr, pred, loc.CCV, stats.Instances, stats.Bounds, nil
 	if cc := patterns.CommCountsOf(bus); cc != nil {
 		l.comm = commStats(l.rank, cc)
 	}
@@ -499,6 +515,7 @@ type result struct {
 	StatBounds []float64
 	Tasks      uint64
 	Correction *patterns.Correction
+	Prediction *patterns.Prediction
 	// Comm is the location's point-to-point traffic (nil without the
 	// communication matrix)
 	Comm *combine.CommStats
@@ -507,7 +524,7 @@ type result struct {
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
 	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction, Comm: l.comm}
+	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction, Prediction: l.prediction, Comm: l.comm}
 }
 
 // add adds one location's contribution to rep.
@@ -531,6 +548,12 @@ func add(rep *combine.Report, r result) error {
 			rep.Correction = &patterns.Correction{}
 		}
 		rep.Correction.Add(*r.Correction)
+	}
+	if r.Prediction != nil {
+		if rep.Prediction == nil {
+			rep.Prediction = &patterns.Prediction{}
+		}
+		rep.Prediction.Add(r.Prediction)
 	}
 	if r.Comm != nil {
 		if rep.Comm == nil {

@@ -33,23 +33,46 @@ import (
 // archive analyzes to the values of the corrected analysis of the
 // original. Correct returns what the correction did.
 func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, error) {
-	if _, err := os.Lstat(out); err == nil {
-		return nil, fmt.Errorf("%s exists: the corrected archive goes into a new directory", out)
-	}
 	p.TimeCorrect = true
 	p.Patterns = []patterns.Pattern{}
 	s, err := open(p)
 	if err != nil {
 		return nil, err
 	}
-	s.correctOnly = true
+	all, err := s.rewrite(ctx, out, "corrected", "timestamps corrected by scout", 1)
+	if err != nil {
+		return nil, err
+	}
+	corr := &patterns.Correction{}
+	for _, l := range all {
+		if l.correction != nil {
+			corr.Add(*l.correction)
+		}
+	}
+	return corr, nil
+}
+
+// rewrite replays the trace of s in this process (the plan's early
+// passes change the events' times) and writes the events with their new
+// times as a new OTF2 archive in directory out, which must not exist
+// yet: it is written beside it first and renamed when complete (what
+// names the archive in messages). The new times may reach stretch
+// times the trace's length. It returns the replayed locations.
+func (s *session) rewrite(ctx context.Context, out, what, creator string, stretch float64) ([]*located, error) {
+	if _, err := os.Lstat(out); err == nil {
+		return nil, fmt.Errorf("%s exists: the %s archive goes into a new directory", out, what)
+	}
+	if len(s.others) > 0 {
+		return nil, fmt.Errorf("%s: writing the %s archive of a trace with several threads per rank is not supported yet (%d thread locations besides the %d master threads)",
+			s.archive.GlobalDefPath(), what, len(s.others), len(s.masters))
+	}
 	all, err := s.loadInProcess(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("creating the corrected archive: %w", err)
+		return nil, fmt.Errorf("creating the %s archive: %w", what, err)
 	}
 	done := false
 	defer func() {
@@ -57,7 +80,7 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 			os.RemoveAll(tmp)
 		}
 	}()
-	cw, err := s.newCorrectedArchive(tmp, all)
+	cw, err := s.newRetimedArchive(tmp, all, creator, stretch)
 	if err != nil {
 		return nil, err
 	}
@@ -72,21 +95,15 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 		return nil, err
 	}
 	if err := os.Rename(tmp, out); err != nil {
-		return nil, fmt.Errorf("creating the corrected archive: %w", err)
+		return nil, fmt.Errorf("creating the %s archive: %w", what, err)
 	}
 	done = true
-	corr := &patterns.Correction{}
-	for _, l := range all {
-		if l.correction != nil {
-			corr.Add(*l.correction)
-		}
-	}
-	s.log.Printf("wrote the corrected trace %s", filepath.Join(out, s.archive.Name+".otf2"))
-	return corr, nil
+	s.log.Printf("wrote the %s trace %s", what, filepath.Join(out, s.archive.Name+".otf2"))
+	return all, nil
 }
 
-// correctedArchive writes the corrected trace.
-type correctedArchive struct {
+// retimedArchive writes a trace with new times (corrected, predicted).
+type retimedArchive struct {
 	src *otf2.Archive
 	w   *otf2.ArchiveWriter
 	// the new clock: 2^shift ticks per second
@@ -95,13 +112,14 @@ type correctedArchive struct {
 	last  uint64 // latest tick written
 }
 
-func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArchive, error) {
+func (s *session) newRetimedArchive(dir string, ls []*located, creator string, stretch float64) (*retimedArchive, error) {
 	end := float64(s.defs.Clock.TraceLength) / float64(s.defs.Clock.TimerResolution)
 	for _, l := range ls {
 		if l.trace != nil && len(l.trace.Events) > 0 {
 			end = max(end, l.trace.Events[len(l.trace.Events)-1].Time)
 		}
 	}
+	end *= max(stretch, 1)
 	shift := 62 - int(math.Ceil(math.Log2(2*end+1)))
 	if float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
 		return nil, fmt.Errorf("%s: a trace of %.6g s cannot be written on a finer timer than its own (%d ticks per second)",
@@ -110,9 +128,9 @@ func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArch
 	an := s.archive.Anchor
 	an.NumLocations, an.NumGlobalDefs = 0, 0
 	if an.Creator != "" {
-		an.Creator += ", timestamps corrected by scout"
+		an.Creator += ", " + creator
 	} else {
-		an.Creator = "scout (timestamps corrected)"
+		an.Creator = creator
 	}
 	an.Substrate, an.Compression, an.BigEndian = otf2.SubstratePOSIX, otf2.CompressionNone, false
 	an.NumSnapshots, an.NumThumbnails = 0, 0
@@ -120,11 +138,11 @@ func (s *session) newCorrectedArchive(dir string, ls []*located) (*correctedArch
 	if err != nil {
 		return nil, err
 	}
-	return &correctedArchive{src: s.archive, w: w, shift: shift}, nil
+	return &retimedArchive{src: s.archive, w: w, shift: shift}, nil
 }
 
 // write copies location loc's events with the times of t.
-func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
+func (c *retimedArchive) write(loc uint64, t *localtrace.Trace) error {
 	ld, err := c.src.ReadLocalDefs(loc)
 	if err != nil {
 		return err
@@ -143,7 +161,7 @@ func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
 	}
 	n, last, err := c.copyEvents(r, ew, t)
 	if cerr := ew.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("writing the corrected events of location %d: %w", loc, cerr)
+		err = fmt.Errorf("writing the retimed events of location %d: %w", loc, cerr)
 	}
 	if err != nil {
 		return err
@@ -159,7 +177,7 @@ func (c *correctedArchive) write(loc uint64, t *localtrace.Trace) error {
 
 // copyEvents copies the events of r to ew, with the times of t on the
 // finer timer; it returns the number of events and the last tick.
-func (c *correctedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace) (int, uint64, error) {
+func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace) (int, uint64, error) {
 	res := math.Ldexp(1, c.shift)
 	var last uint64
 	for i := 0; ; i++ {
@@ -178,21 +196,21 @@ func (c *correctedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter,
 		if sec > 0 {
 			v := math.Round(sec * res)
 			if v >= 1<<63 {
-				return i, last, fmt.Errorf("%s: event %d at %.9f s is beyond the corrected archive's timer", r.Path(), i, sec)
+				return i, last, fmt.Errorf("%s: event %d at %.9f s is beyond the new archive's timer", r.Path(), i, sec)
 			}
 			tick = uint64(v)
 		}
 		ev.Time = max(tick, last) // (0 for a time before time zero)
 		last = ev.Time
 		if err := ew.Write(ev); err != nil {
-			return i, last, fmt.Errorf("%s: writing the corrected events: %w", r.Path(), err)
+			return i, last, fmt.Errorf("%s: writing the retimed events: %w", r.Path(), err)
 		}
 	}
 }
 
 // close writes the global definitions, with the finer timer, and the
 // anchor.
-func (c *correctedArchive) close(defs *otf2.Defs) error {
+func (c *retimedArchive) close(defs *otf2.Defs) error {
 	d := *defs
 	d.Clock.TimerResolution = 1 << c.shift
 	d.Clock.GlobalOffset = 0

@@ -55,6 +55,8 @@ type Report struct {
 	// Correction is what the timestamp correction did before the
 	// analysis; nil without one.
 	Correction *patterns.Correction
+	// Prediction is what the what-if prediction found (nil without one).
+	Prediction *patterns.Prediction
 	// Instances are the wait-state instances for the statistics file,
 	// with global call paths.
 	Instances []patterns.Instance

@@ -13,7 +13,8 @@ import (
 
 // placement analyzes one trace under mpirun with each process count of
 // procs (0: in-process, without mpirun) and each variant (a set of scout
-// flags, separated by spaces; "" for none), and prints wall time,
+// flags, separated by spaces; "" for none; or a subcommand and its flags,
+// such as "whatif --rank 10"), and prints wall time,
 // throughput and the largest process's peak memory; it writes the table
 // to DIR/placement.csv. A variant with a reference (another analyzer's
 // figures) also gets our time and memory as ratios of the reference's.
@@ -45,6 +46,10 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 	for _, m := range procs {
 		for _, v := range variants {
 			args := append(append([]string{"-q", "-o", out}, strings.Fields(v)...), trace)
+			if f := strings.Fields(v); len(f) > 0 && !strings.HasPrefix(f[0], "-") {
+				// a subcommand (whatif, say): its name first, no outputs
+				args = append(append([]string{f[0], "-q"}, f[1:]...), trace)
+			}
 			cmd := exec.Command(bin, args...)
 			if m > 0 {
 				cmd = exec.Command("mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(m), bin}, args...)...)

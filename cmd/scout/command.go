@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"scout/patterns"
 	"scout/tracegen"
 )
 
@@ -39,6 +40,9 @@ func init() {
 		{"tracegen", "[flags]", "write a synthetic trace", func() string { return fmt.Sprintf(tracegenLong, tracegen.KindUsage()) }, tracegenCmd},
 		{"unify", "[flags] ARCHIVE", "build global definitions of a local-definitions archive", func() string { return unifyLong }, unifyCmd},
 		{"correct", "-o OUT [flags] TRACE", "write a copy of TRACE with corrected timestamps", func() string { return correctLong }, correctCmd},
+		{"whatif", "[flags] TRACE", "predict the run time if activities took less time", func() string {
+			return fmt.Sprintf(whatifLong, strings.Join(patterns.WaitClassNames(), ", "))
+		}, whatifCmd},
 		{"report", "[flags] FILE.cubex", "summarize a report (--csv: all its values)", func() string { return reportLong }, reportCmd},
 		{"combine", "-o OUT.cubex PART.cubex...", "merge partial reports", func() string { return combineLong }, combineCmd},
 	}

@@ -460,3 +460,59 @@ func TestMPIRootCauseOddTraces(t *testing.T) {
 		})
 	}
 }
+
+// TestMPIWhatIf checks that what-if predictions under mpirun (one
+// process per rank, two for all) equal the in-process ones, on every
+// reference trace: a ranking, with every message in rendezvous mode
+// (which covers the eager ones: the sends whose receive came late).
+func TestMPIWhatIf(t *testing.T) {
+	bin := buildMPI(t)
+	for _, tr := range tracetest.All(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			ranks := traceRanks(t, tr.Dir)
+			for _, limit := range []string{"1"} {
+				args := tr.Args("whatif", "-q", "--rank", "4", "--eager-limit", limit)
+				var want bytes.Buffer
+				if err := run(args, &want, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+				for _, np := range []int{ranks, 2} {
+					if np > ranks || (np < ranks && testing.Short()) {
+						continue
+					}
+					got, err := mpirun(np, append([]string{bin}, args...)...).Output()
+					if err != nil {
+						t.Fatalf("mpirun -np %d: %v\n%s", np, err, got)
+					}
+					if !bytes.Equal(got, want.Bytes()) {
+						t.Errorf("-np %d, --eager-limit %s: the prediction differs from the in-process one:\n%s\nin-process:\n%s", np, limit, got, want.Bytes())
+					}
+				}
+			}
+		})
+	}
+}
+
+// traceRanks returns the number of MPI ranks of the trace in dir.
+func traceRanks(t *testing.T, dir string) int {
+	t.Helper()
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.ReadGlobalDefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := localtrace.Placements(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks := 0
+	for _, p := range pl {
+		if p.Thread == 0 {
+			ranks++
+		}
+	}
+	return ranks
+}
