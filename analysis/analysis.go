@@ -81,8 +81,11 @@ type session struct {
 	nglobal int
 	// whatif is the plan's what-if prediction, resolved (nil: none)
 	whatif *patterns.WhatIf
-	// keep, if set, gets each master location's trace after its replay
-	keep func(loc uint64, t *localtrace.Trace) error
+	// reduce is the trace reduction of Reduce (nil: none)
+	reduce *patterns.Reduce
+	// keep, if set, gets each master location after its replay, with
+	// its trace
+	keep func(l *located) error
 }
 
 // open reads the trace's global definitions and what follows from them.
@@ -158,6 +161,8 @@ type located struct {
 	correction *patterns.Correction
 	// prediction is what the what-if prediction found (nil without one)
 	prediction *patterns.Prediction
+	// reduction is what the trace reduction decided (nil without one)
+	reduction *patterns.Reduction
 	// locks are the lock releases of the rank's threads
 	locks *replay.LockTable
 	// tasks counts the location's OpenMP task events (not analyzed)
@@ -313,6 +318,10 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if s.whatif != nil && master {
 		pred = patterns.RegisterWhatIf(bus, s.whatif)
 	}
+	var red *patterns.Reduction
+	if s.reduce != nil && master {
+		red = patterns.RegisterReduction(bus, s.reduce)
+	}
 	for _, p := range s.plan.Patterns {
 		if master || p.Threads {
 			p.Register(bus)
@@ -325,8 +334,9 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
 		return err
 	}
+	l.reduction = red
 	if s.keep != nil && master {
-		if err := s.keep(l.loc, l.trace); err != nil {
+		if err := s.keep(l); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,7 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.rewrite(ctx, out, "corrected", "timestamps corrected by scout", 1)
+	all, err := s.rewrite(ctx, out, "corrected", "timestamps corrected by scout", 1, true)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +56,12 @@ func Correct(ctx context.Context, p Plan, out string) (*patterns.Correction, err
 // passes change the events' times) and writes the events with their new
 // times as a new OTF2 archive in directory out, which must not exist
 // yet: it is written beside it first and renamed when complete (what
-// names the archive in messages). The new times may reach stretch
-// times the trace's length. It returns the replayed locations.
-func (s *session) rewrite(ctx context.Context, out, what, creator string, stretch float64) ([]*located, error) {
+// names the archive in messages). With retime, the new times may reach
+// stretch times the trace's length, and the archive's timer is finer
+// (see Correct); else the events keep their recorded times and the
+// replay leaves out the events of each location's reduction. It returns
+// the replayed locations.
+func (s *session) rewrite(ctx context.Context, out, what, creator string, stretch float64, retime bool) ([]*located, error) {
 	if _, err := os.Lstat(out); err == nil {
 		return nil, fmt.Errorf("%s exists: the %s archive goes into a new directory", out, what)
 	}
@@ -80,7 +83,7 @@ func (s *session) rewrite(ctx context.Context, out, what, creator string, stretc
 			os.RemoveAll(tmp)
 		}
 	}()
-	cw, err := s.newRetimedArchive(tmp, all, creator, stretch)
+	cw, err := s.newRetimedArchive(tmp, all, creator, stretch, retime)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +109,14 @@ func (s *session) rewrite(ctx context.Context, out, what, creator string, stretc
 type retimedArchive struct {
 	src *otf2.Archive
 	w   *otf2.ArchiveWriter
-	// the new clock: 2^shift ticks per second
-	shift int
-	mu    sync.Mutex
-	last  uint64 // latest tick written
+	// the new clock's ticks per second: 2^k (retime), else the
+	// original timer's
+	resolution uint64
+	mu         sync.Mutex
+	last       uint64 // latest tick written
 }
 
-func (s *session) newRetimedArchive(dir string, ls []*located, creator string, stretch float64) (*retimedArchive, error) {
+func (s *session) newRetimedArchive(dir string, ls []*located, creator string, stretch float64, retime bool) (*retimedArchive, error) {
 	end := float64(s.defs.Clock.TraceLength) / float64(s.defs.Clock.TimerResolution)
 	for _, l := range ls {
 		if l.trace != nil && len(l.trace.Events) > 0 {
@@ -121,7 +125,7 @@ func (s *session) newRetimedArchive(dir string, ls []*located, creator string, s
 	}
 	end *= max(stretch, 1)
 	shift := 62 - int(math.Ceil(math.Log2(2*end+1)))
-	if float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
+	if retime && float64(uint64(1)<<max(shift, 0)) < float64(s.defs.Clock.TimerResolution) {
 		return nil, fmt.Errorf("%s: a trace of %.6g s cannot be written on a finer timer than its own (%d ticks per second)",
 			s.archive.GlobalDefPath(), end, s.defs.Clock.TimerResolution)
 	}
@@ -138,11 +142,21 @@ func (s *session) newRetimedArchive(dir string, ls []*located, creator string, s
 	if err != nil {
 		return nil, err
 	}
-	return &retimedArchive{src: s.archive, w: w, shift: shift}, nil
+	res := uint64(1) << max(shift, 0)
+	if !retime {
+		res = s.defs.Clock.TimerResolution
+	}
+	return &retimedArchive{src: s.archive, w: w, resolution: res}, nil
 }
 
-// write copies location loc's events with the times of t.
-func (c *retimedArchive) write(loc uint64, t *localtrace.Trace) error {
+// write copies location l's events with the times of its trace, but
+// those its reduction drops.
+func (c *retimedArchive) write(l *located) error {
+	loc, t := l.loc, l.trace
+	var drop []bool
+	if l.reduction != nil {
+		drop = l.reduction.Drop
+	}
 	ld, err := c.src.ReadLocalDefs(loc)
 	if err != nil {
 		return err
@@ -159,7 +173,7 @@ func (c *retimedArchive) write(loc uint64, t *localtrace.Trace) error {
 	if err != nil {
 		return err
 	}
-	n, last, err := c.copyEvents(r, ew, t)
+	n, last, err := c.copyEvents(r, ew, t, drop)
 	if cerr := ew.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing the retimed events of location %d: %w", loc, cerr)
 	}
@@ -176,9 +190,10 @@ func (c *retimedArchive) write(loc uint64, t *localtrace.Trace) error {
 }
 
 // copyEvents copies the events of r to ew, with the times of t on the
-// finer timer; it returns the number of events and the last tick.
-func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace) (int, uint64, error) {
-	res := math.Ldexp(1, c.shift)
+// finer timer (retime), but those drop marks; it returns the number of
+// events and the last tick.
+func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t *localtrace.Trace, drop []bool) (int, uint64, error) {
+	res := float64(c.resolution)
 	var last uint64
 	for i := 0; ; i++ {
 		ev, err := r.Next()
@@ -190,6 +205,9 @@ func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t
 		}
 		if i >= len(t.Events) {
 			return i, last, fmt.Errorf("%s: more events than the analysis loaded (%d)", r.Path(), len(t.Events))
+		}
+		if drop != nil && drop[i] {
+			continue
 		}
 		sec := t.Events[i].Time
 		tick := uint64(0)
@@ -208,11 +226,11 @@ func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t
 	}
 }
 
-// close writes the global definitions, with the finer timer, and the
+// close writes the global definitions, with the new timer, and the
 // anchor.
 func (c *retimedArchive) close(defs *otf2.Defs) error {
 	d := *defs
-	d.Clock.TimerResolution = 1 << c.shift
+	d.Clock.TimerResolution = c.resolution
 	d.Clock.GlobalOffset = 0
 	d.Clock.TraceLength = c.last + 1
 	if err := c.w.WriteGlobalDefs(&d); err != nil {

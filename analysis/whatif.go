@@ -124,14 +124,20 @@ func ParseRanks(s string) ([]int, error) {
 	return out, nil
 }
 
-// resolveWhatIf turns the request w into the prediction's hypotheses by
-// region ids; unknown names and ranks are errors.
-func (s *session) resolveWhatIf(w *WhatIf) (*patterns.WhatIf, error) {
+// regionsByName returns the global ids of the regions of each name.
+func (s *session) regionsByName() map[string][]uint32 {
 	byName := map[string][]uint32{}
 	for _, r := range s.defs.Regions {
 		n := s.defs.Str(r.Name)
 		byName[n] = append(byName[n], r.Self)
 	}
+	return byName
+}
+
+// resolveWhatIf turns the request w into the prediction's hypotheses by
+// region ids; unknown names and ranks are errors.
+func (s *session) resolveWhatIf(w *WhatIf) (*patterns.WhatIf, error) {
+	byName := s.regionsByName()
 	nranks := len(s.masters)
 	rankSet := func(rs []int) (map[int]bool, error) {
 		if rs == nil {
@@ -229,7 +235,7 @@ func WritePrediction(ctx context.Context, p Plan, out string) (*patterns.Predict
 	for _, sh := range w.Hypotheses[0].Shrinks {
 		stretch = max(stretch, sh.Factor)
 	}
-	all, err := s.rewrite(ctx, out, "predicted", "run predicted by scout whatif: "+w.Hypotheses[0].String(), stretch)
+	all, err := s.rewrite(ctx, out, "predicted", "run predicted by scout whatif: "+w.Hypotheses[0].String(), stretch, true)
 	if err != nil {
 		return nil, err
 	}

@@ -601,6 +601,28 @@ func bitIndex(w WaitClass) int {
 	return 0
 }
 
+// collFlow says how the data of a collective flows at member me (its
+// rank in the communicator): whether its begin counts for the others
+// (it sends), whether its end waits for them (it receives), whether it
+// waits for the members up to its rank only (a scan; else for all), and
+// the class of the wait. Barrier and N×N (and Alltoallv/w) wait for all
+// members that send, 1-to-N for the root, N-to-1's root for all.
+func collFlow(info *localtrace.Collective, me int) (sends, receives, scan bool, wc WaitClass) {
+	sends, receives, wc = info.Sent > 0, info.Received > 0, WaitsNxN
+	root := int(info.Root)
+	switch replay.ClassOf(info.Op) {
+	case replay.CollBarrier:
+		sends, receives, wc = true, true, WaitsBarrier
+	case replay.CollOneToN:
+		sends, receives, wc = sends && me == root, receives && me != root, WaitsLateBroadcast
+	case replay.CollNToOne:
+		receives, wc = receives && me == root, WaitsEarlyReduce
+	case replay.CollScan:
+		scan, wc = true, WaitsEarlyScan
+	}
+	return sends, receives, scan, wc
+}
+
 // collective handles the end of a collective, event i: the members'
 // begins are reduced as the operation's data flows.
 func (p *predictor) collective(c *replay.Ctx) error {
@@ -626,19 +648,7 @@ func (p *predictor) collective(c *replay.Ctx) error {
 	} else {
 		return fmt.Errorf("what-if prediction: collective end without its begin (event %d)", b)
 	}
-	sends, receives := info.Sent > 0, info.Received > 0
-	root := int(info.Root)
-	class, wc := replay.ClassOf(info.Op), WaitsNxN
-	switch class {
-	case replay.CollBarrier:
-		sends, receives, wc = true, true, WaitsBarrier
-	case replay.CollOneToN:
-		sends, receives, wc = sends && me == root, receives && me != root, WaitsLateBroadcast
-	case replay.CollNToOne:
-		receives, wc = receives && me == root, WaitsEarlyReduce
-	case replay.CollScan:
-		wc = WaitsEarlyScan
-	}
+	sends, receives, scan, wc := collFlow(info, me)
 	p.vec = p.vec[:0]
 	if sends {
 		p.vec = append(p.vec, bt)
@@ -651,7 +661,7 @@ func (p *predictor) collective(c *replay.Ctx) error {
 		}
 	}
 	var v []float64
-	if class == replay.CollScan {
+	if scan {
 		all, err := c.Allgather(p.vec)
 		if err != nil {
 			return err

@@ -43,6 +43,7 @@ func init() {
 		{"whatif", "[flags] TRACE", "predict the run time if activities took less time", func() string {
 			return fmt.Sprintf(whatifLong, strings.Join(patterns.WaitClassNames(), ", "))
 		}, whatifCmd},
+		{"reduce", "-o OUT [flags] TRACE", "write a reduced copy of TRACE for what-if predictions", func() string { return reduceLong }, reduceCmd},
 		{"report", "[flags] FILE.cubex", "summarize a report (--csv: all its values)", func() string { return reportLong }, reportCmd},
 		{"combine", "-o OUT.cubex PART.cubex...", "merge partial reports", func() string { return combineLong }, combineCmd},
 	}
