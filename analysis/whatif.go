@@ -34,6 +34,9 @@ type WhatIf struct {
 type Hypothesis struct {
 	// Shrinks scale the exclusive time of regions or call paths.
 	Shrinks []Shrink
+	// Callpaths take no time: call paths of the unified call tree (as a
+	// report of the same trace numbers them; combine.Report.DelaySources).
+	Callpaths []uint32
 	// Remove are the wait classes whose waits disappear.
 	Remove patterns.WaitClass
 	// Ranks restricts the change to these world ranks (nil: all).
@@ -55,6 +58,9 @@ func (h Hypothesis) String() string {
 	var parts []string
 	for _, s := range h.Shrinks {
 		parts = append(parts, fmt.Sprintf("%s=%g", s.Name, s.Factor))
+	}
+	for _, g := range h.Callpaths {
+		parts = append(parts, fmt.Sprintf("call path %d=0", g))
 	}
 	if h.Remove != 0 {
 		parts = append(parts, "no "+h.Remove.String())
@@ -165,6 +171,12 @@ func (s *session) resolveWhatIf(w *WhatIf) (*patterns.WhatIf, error) {
 	}
 	for _, h := range w.Hypotheses {
 		ph := patterns.Hypothesis{Remove: h.Remove}
+		for _, g := range h.Callpaths {
+			if ph.Callpaths == nil {
+				ph.Callpaths = map[uint32]float64{}
+			}
+			ph.Callpaths[g] = 0
+		}
 		if ph.Ranks, err = rankSet(h.Ranks); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ func whatifCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 	remove := fs.StringSlice("remove", nil, "remove the wait states of `METRIC[,...]` (mpi_latesender, ...)")
 	ranks := fs.String("ranks", "", "change only these ranks, e.g. `3,5-7` (default: all)")
 	rank := fs.Int("rank", 0, "predict the `N` call paths with the largest exclusive time taking no time, and each wait class removed, and rank them by gain")
+	sources := fs.Int("sources", 0, "also rank the `N` delay sources of the root-cause analysis (a call path on a rank whose delay made others wait) taking no time (runs the analysis first, in one process)")
 	eager := fs.String("eager-limit", "64KiB", "messages of at least `BYTES` (e.g. 4096, 64KiB, 1MiB) are sent in rendezvous mode when their receive was posted before the send completed; 0: all eager")
 	write := fs.String("write", "", "write the predicted trace as an OTF2 archive into the new directory `DIR`")
 	timeCorrect := fs.Bool("time-correct", false, "correct the timestamps (controlled logical clock) before the prediction")
@@ -99,11 +101,11 @@ func whatifCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 		}
 		var labels []string
 		switch {
-		case *rank < 0:
-			return usageError{fmt.Sprintf("--rank %d: the number of candidates must be at least 1", *rank)}
-		case *rank > 0:
+		case *rank < 0 || *sources < 0:
+			return usageError{fmt.Sprintf("--rank %d, --sources %d: the number of candidates must be at least 1", *rank, *sources)}
+		case *rank > 0 || *sources > 0:
 			if len(h.Shrinks) > 0 || h.Remove != 0 {
-				return usageError{"--rank ranks its own candidates: it takes no --shrink or --remove"}
+				return usageError{"--rank and --sources rank their own candidates: they take no --shrink or --remove"}
 			}
 			w.RankRanks = rs
 		default:
@@ -114,11 +116,30 @@ func whatifCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			w.Hypotheses = []analysis.Hypothesis{h}
 			labels = []string{h.String()}
 		}
-		if *write != "" && *rank > 0 {
-			return usageError{"--write writes the prediction of one hypothesis: it takes no --rank"}
+		if *write != "" && (*rank > 0 || *sources > 0) {
+			return usageError{"--write writes the prediction of one hypothesis: it takes no --rank or --sources"}
 		}
 		prog := newProgress(e.stderr, *quiet)
 		plan := analysis.Plan{Trace: args[0], Jobs: *jobs, Log: prog, TimeCorrect: *timeCorrect, WhatIf: w, Patterns: []patterns.Pattern{}}
+		if *sources > 0 {
+			if underMPILauncher() {
+				return fmt.Errorf("scout whatif --sources runs as one process: run it without mpirun")
+			}
+			if err := unifyIfNeeded(args[0], prog); err != nil {
+				return err
+			}
+			full, err := analysis.Run(context.Background(), analysis.Plan{Trace: args[0], Jobs: *jobs, Log: prog, TimeCorrect: *timeCorrect})
+			if err != nil {
+				return err
+			}
+			for _, src := range full.DelaySources(*sources) {
+				if rs != nil && !slices.Contains(rs, src.Rank) {
+					continue
+				}
+				w.Hypotheses = append(w.Hypotheses, analysis.Hypothesis{Callpaths: []uint32{src.Callpath}, Ranks: []int{src.Rank}})
+				labels = append(labels, fmt.Sprintf("%s on rank %d (delay cost %.6f s)", full.CallpathName(src.Callpath), src.Rank, src.Cost))
+			}
+		}
 		if *write != "" {
 			if underMPILauncher() {
 				return fmt.Errorf("scout whatif --write runs as one process: run it without mpirun")
@@ -131,7 +152,7 @@ func whatifCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 				return err
 			}
 			rep := &combine.Report{Prediction: p}
-			return rep.WritePrediction(e.stdout, labels)
+			return rep.WritePrediction(e.stdout, labels, false)
 		}
 		start := time.Now()
 		var rep *combine.Report
@@ -153,7 +174,7 @@ func whatifCmd(fs *pflag.FlagSet) func(e *cmdEnv, args []string) error {
 			s := time.Since(start).Seconds()
 			prog.Printf("%d predictions in %.2fs (%.1f per second)", n, s, float64(n)/s)
 		}
-		return rep.WritePrediction(e.stdout, labels)
+		return rep.WritePrediction(e.stdout, labels, *rank > 0 || *sources > 0)
 	}
 }
 

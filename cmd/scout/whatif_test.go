@@ -174,7 +174,8 @@ func TestWhatIfBadSelections(t *testing.T) {
 		{[]string{"--shrink", "compute", "--ranks", "2-1"}, "not a range"},
 		{[]string{"--remove", "mpi_nosuch"}, "not a removable wait-state metric"},
 		{[]string{}, "nothing to predict"},
-		{[]string{"--rank", "3", "--shrink", "compute"}, "takes no --shrink"},
+		{[]string{"--rank", "3", "--shrink", "compute"}, "take no --shrink"},
+		{[]string{"--sources", "2", "--remove", "mpi_latesender"}, "take no --shrink or --remove"},
 		{[]string{"--rank", "-1"}, "at least 1"},
 	}
 	for _, tc := range tests {
@@ -216,6 +217,16 @@ func TestWhatIfCommand(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "99.7 %      tracegen/main/delay_chain/compute") {
 		t.Errorf("ranking:\n%s", out.String())
+	}
+	// the delay sources: rank 0's compute delays rank 1 by D, which
+	// delays rank 2 by D (short- and long-term costs 2D); without it
+	// the run gains D+g, as "late sender's work none" in TestWhatIfByHand
+	out.Reset()
+	if err := run([]string{"whatif", "-q", "--sources", "1", dir}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0.011000          0.001027  0.010001  90.7 %      tracegen/main/delay_chain/compute on rank 0 (delay cost 0.020000 s)") {
+		t.Errorf("delay sources:\n%s", out.String())
 	}
 }
 
