@@ -4,7 +4,7 @@ STATICCHECK = $(shell command -v staticcheck || echo $(shell $(GO) env GOPATH)/b
 SAMPLE     ?= testdata/traces/ps_mixed_np4
 BIN         = bin/scout
 
-.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench whatif-bench bench-mpi clean help
+.PHONY: all build mpi demo test lint vet staticcheck bench fuzz scaling placement rootcause-bench timecorrect-bench hybrid-bench whatif-bench bench-mpi rank-scaling clean help
 
 # The MPI version (bin/scout-mpi) is built when an MPI compiler wrapper exists.
 HAVE_MPI := $(shell command -v mpicc >/dev/null 2>&1 && echo yes)
@@ -19,6 +19,7 @@ help:
 	@echo "make bench   benchmarks (decode speed, bytes/event)"
 	@echo "make fuzz    run each fuzz target for FUZZTIME (default 30s)"
 	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
+	@echo "make rank-scaling  1 024 to 65 536 ranks of 100 events each, in-process: time and memory per event"
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
@@ -67,6 +68,12 @@ fuzz:
 # Weak scaling: 2…64 locations with a fixed number of events per location.
 scaling:
 	$(GO) run ./cmd/scaling -o scaling $(if $(MPI),--mpi)
+
+# Many ranks with few events each (the scale issue): the same events per
+# rank at 1 024 to 65 536 ranks, in-process; table and plot in
+# scaling/ranks.
+rank-scaling:
+	$(GO) run ./cmd/scaling -o scaling/ranks --locations 1024,4096,16384,65536 --events-per-location 100
 
 # Placement: one trace analyzed under mpirun with M = 1, 2, 4 processes.
 PROCS ?= 1,2,4

@@ -161,7 +161,11 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		if m.kind == msgReply {
 			return m.out, m.err
 		}
-		return decodeReply(ct.kind, c.rank, m.data)
+		res, err := decodeReply(ct.kind, c.rank, m.data)
+		if err == nil && res.comm != nil {
+			res.comm = w.sharedComm(res.comm)
+		}
+		return res, err
 	}
 	if len(c.in) != n {
 		c.in, c.errs = make([]*contrib, n), make([]string, n)
@@ -178,7 +182,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 			if m.err != nil {
 				errs[i] = m.err.Error()
 			}
-		} else if in[i], errs[i], err = decodeContrib(m.data); err != nil {
+		} else if in[i], errs[i], err = decodeContrib(m.data, ct.members); err != nil {
 			return nil, fmt.Errorf("hpc: rank %d: %v on comm %s (call %d): from rank %d: %w", c.me.id, ct, c.info.name, seq, c.info.members[i], err)
 		}
 	}

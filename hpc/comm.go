@@ -90,6 +90,11 @@ type Comm interface {
 	// rank order; every member must pass the same list. Ranks not listed
 	// get a nil Comm.
 	Create(members []int) (Comm, error)
+	// Shared returns the value that the members of the communicator
+	// running in this process share under key (any comparable value),
+	// made by mk at the first call; the value lives as long as the
+	// communicator. Members in other processes have values of their own.
+	Shared(key any, mk func() any) any
 	// Split makes a communicator of the members that pass the same
 	// color (collectively, MPI_Comm_split with the rank as key): their
 	// ranks in it follow their ranks here. Members passing a negative

@@ -698,7 +698,8 @@ func FuzzFrames(f *testing.F) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.handle(1, msg)
-		decodeContrib(msg)
+		decodeContrib(msg, nil)
+		decodeContrib(msg, []int{1})
 		for k := range numCollKinds {
 			decodeReply(k, 0, msg)
 		}
@@ -747,5 +748,37 @@ func TestRecvOwned(t *testing.T) {
 		if !owned && kept == "first" {
 			t.Logf("a plain Recv's buffer was not recycled (the test shows nothing about RecvOwned)")
 		}
+	}
+}
+
+// TestIntsRuns: lists of ints travel as runs of consecutive values and
+// come back equal; a list equal to the reader's own comes back as that
+// list, without a copy.
+func TestIntsRuns(t *testing.T) {
+	for _, xs := range [][]int{nil, {7}, {0, 1, 2, 3}, {5, 4, 3}, {0, 1, 5, 6, 7, 2, -3, -2}, {1, 1, 2, 2}} {
+		enc := wbuf{}.ints(xs)
+		r := &rbuf{b: enc}
+		got := r.ints()
+		if r.err != nil || len(r.b) != 0 || !slices.Equal(got, xs) {
+			t.Errorf("%v: decoded %v (%v, %d bytes left)", xs, got, r.err, len(r.b))
+		}
+		like := slices.Clone(xs)
+		r = &rbuf{b: enc}
+		if got := r.intsLike(like); len(xs) > 0 && &got[0] != &like[0] {
+			t.Errorf("%v: a copy, not the reader's list", xs)
+		}
+		other := append(slices.Clone(xs), 9)
+		r = &rbuf{b: enc}
+		if got := r.intsLike(other); !slices.Equal(got, xs) || (len(xs) > 0 && &got[0] == &other[0]) {
+			t.Errorf("%v like %v: decoded %v", xs, other, got)
+		}
+	}
+	if n := len(wbuf{}.ints([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})); n > 3 {
+		t.Errorf("10 consecutive ints take %d bytes", n)
+	}
+	// a run longer than the list is corrupt
+	r := &rbuf{b: wbuf{}.uv(2).iv(0).uv(3)}
+	if r.ints(); r.err == nil {
+		t.Error("a run of 3 in a list of 2 decoded")
 	}
 }

@@ -3,6 +3,7 @@ package hpc
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Point-to-point messages. A message to a rank of this process goes
@@ -15,6 +16,26 @@ type commInfo struct {
 	id      uint64
 	name    string
 	members []int // world rank by communicator rank
+	// values the members in this process share (Comm.Shared)
+	mu     sync.Mutex
+	shared map[any]any
+}
+
+// Shared returns the value that the members of the communicator in this
+// process share under key, made by mk at the first call.
+func (c *comm) Shared(key any, mk func() any) any {
+	in := c.info
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if v, ok := in.shared[key]; ok {
+		return v
+	}
+	if in.shared == nil {
+		in.shared = map[any]any{}
+	}
+	v := mk()
+	in.shared[key] = v
+	return v
 }
 
 // Communicator ids: the world is 0; the coordinator (rank 0) of a Create

@@ -83,6 +83,25 @@ type world struct {
 	recvd        uint64 // counted frames received
 	probe        prober // process 0's global detection
 	ended        bool   // process 0 said the run is over
+	// comms are the communicators of this process's members, by id, as
+	// the replies of other processes' coordinators made them
+	comms map[uint64]*commInfo
+}
+
+// sharedComm returns the communicator of this process with c's id, c if
+// it is the first: the members in this process then share one member
+// list (each decoded its own from its reply).
+func (w *world) sharedComm(c *commInfo) *commInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.comms[c.id]; ok {
+		return s
+	}
+	if w.comms == nil {
+		w.comms = map[uint64]*commInfo{}
+	}
+	w.comms[c.id] = c
+	return c
 }
 
 // rank is one rank of this process. Its mailbox holds the messages sent
@@ -278,7 +297,9 @@ func (w *world) exit(r *rank, err error) {
 			w.sendWake()
 		}
 	}
-	w.wakeAll() // receives from r may be hopeless now
+	// A receive from r may be hopeless now: detectLocked finds it once
+	// every live rank waits, and its failure wakes them (no wake-up of
+	// every rank here: exits would cost ranks² signals).
 	if alive > 0 && w.blocked.Load() == alive {
 		w.detectLocked()
 	}
@@ -452,7 +473,7 @@ func (w *world) frame(from int, msg []byte) error {
 		if failed && f != nil {
 			w.fail(f)
 		}
-		w.wakeAll() // receives from r may be hopeless now
+		// (as in exit: a hopeless receive is found by detectLocked)
 		if a := w.alive.Load(); a > 0 && w.blocked.Load() == a {
 			w.detectLocked()
 		}

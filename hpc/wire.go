@@ -92,10 +92,18 @@ func (w wbuf) flag(x bool) wbuf {
 func (w wbuf) bytes(p []byte) wbuf { return append(w.uv(uint64(len(p))), p...) }
 func (w wbuf) str(s string) wbuf   { return append(w.uv(uint64(len(s))), s...) }
 
+// ints writes xs as runs of consecutive values (start, length): a
+// communicator's member list, which a message carries to every member,
+// is then a few bytes, not one varint per member.
 func (w wbuf) ints(xs []int) wbuf {
 	w = w.uv(uint64(len(xs)))
-	for _, x := range xs {
-		w = w.iv(x)
+	for i := 0; i < len(xs); {
+		j := i + 1
+		for j < len(xs) && xs[j] == xs[j-1]+1 {
+			j++
+		}
+		w = w.iv(xs[i]).uv(uint64(j - i))
+		i = j
 	}
 	return w
 }
@@ -207,14 +215,47 @@ func (r *rbuf) str() string {
 	return s
 }
 
-func (r *rbuf) ints() []int {
-	n := r.n(1)
+// maxInts bounds the ints of a list (ranks of a communicator), which
+// runs encode in fewer bytes than they have: a corrupt length cannot make
+// a reader allocate more than 8 × maxInts bytes.
+const maxInts = 1 << 22
+
+func (r *rbuf) ints() []int { return r.intsLike(nil) }
+
+// intsLike reads a list of ints; when it equals like, it returns like
+// (no list of its own: the coordinator of a Create gets every member's
+// list, the same as its own).
+func (r *rbuf) intsLike(like []int) []int {
+	x := r.uv()
+	if x > maxInts {
+		r.fail()
+		return nil
+	}
+	n := int(x)
 	if n == 0 {
 		return nil
 	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = r.iv()
+	var out []int
+	same := len(like) == n // out is like[:at] while same
+	at := 0
+	for at < n && r.err == nil {
+		v, k := r.iv(), r.uv()
+		if k == 0 || k > uint64(n-at) {
+			r.fail()
+			break
+		}
+		for j := range int(k) {
+			if same && like[at] != v+j {
+				same, out = false, append(make([]int, 0, n), like[:at]...)
+			}
+			if !same {
+				out = append(out, v+j)
+			}
+			at++
+		}
+	}
+	if same && r.err == nil {
+		return like
 	}
 	return out
 }
@@ -370,9 +411,9 @@ func encodeContrib(ct *contrib, callErr string) []byte {
 	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).iv(ct.color).str(callErr)
 }
 
-func decodeContrib(msg []byte) (*contrib, string, error) {
+func decodeContrib(msg []byte, like []int) (*contrib, string, error) {
 	r := &rbuf{b: msg}
-	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.ints(), color: r.iv()}
+	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.intsLike(like), color: r.iv()}
 	callErr := r.str()
 	if r.err == nil && (ct.kind < kAllreduce || ct.kind >= numCollKinds) {
 		r.fail()

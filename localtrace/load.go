@@ -378,32 +378,46 @@ func (b *builder) regionName(id uint32) string {
 // programRegion finds the region standing for the program in ProgramBegin:
 // Score-P defines an artificial region named like the program.
 func (b *builder) programRegion(name uint32) (uint32, error) {
-	if b.program == nil {
-		b.program = make(map[uint32]uint32)
-		byName := make(map[string]uint32)
-		for _, r := range b.defs.Regions {
-			if r.Role == otf2.RoleArtificial {
-				if _, dup := b.program[r.Name]; !dup {
-					b.program[r.Name] = r.Self
-				}
-				byName[b.defs.Str(r.Name)] = r.Self
-			}
-		}
-		for _, s := range b.defs.Strings {
-			if _, ok := b.program[s.Self]; !ok {
-				if r, ok := byName[s.Value]; ok {
-					b.program[s.Self] = r
-				} else if r, ok := byName[path.Base(s.Value)]; ok {
-					// Score-P names the region after the executable's base name
-					b.program[s.Self] = r
-				}
-			}
-		}
-	}
 	if r, ok := b.program[name]; ok {
 		return r, nil
 	}
-	return 0, fmt.Errorf("ProgramBegin names program %q, but no artificial region of that name is defined", b.defs.Str(name))
+	// the artificial region named by the same string, else by a string
+	// of the same value, else by the value's base name; once per name,
+	// in O(regions) (the strings grow with the locations)
+	value := b.defs.Str(name)
+	base := path.Base(value)
+	var byID, byValue, byBase uint32
+	haveID, haveValue, haveBase := false, false, false
+	for _, r := range b.defs.Regions {
+		if r.Role != otf2.RoleArtificial {
+			continue
+		}
+		if r.Name == name && !haveID {
+			byID, haveID = r.Self, true
+		}
+		switch b.defs.Str(r.Name) {
+		case value:
+			byValue, haveValue = r.Self, true
+		case base:
+			byBase, haveBase = r.Self, true
+		}
+	}
+	var r uint32
+	switch {
+	case haveID:
+		r = byID
+	case haveValue:
+		r = byValue
+	case haveBase:
+		r = byBase // Score-P names the region after the executable's base name
+	default:
+		return 0, fmt.Errorf("ProgramBegin names program %q, but no artificial region of that name is defined", value)
+	}
+	if b.program == nil {
+		b.program = make(map[uint32]uint32)
+	}
+	b.program[name] = r
+	return r, nil
 }
 
 // shrink returns s in an array of about its length when append left much

@@ -170,6 +170,7 @@ func positive(a, b float64) float64 {
 
 func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	sp := &rc.sp
+	bus.WantCollSynced() // (syncFlags)
 	// forward pass
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
 		sp.add(info.Recv, synchpoint{wait: info.Idle, completion: positive(c.LeaveTime(info.Recv), info.SendLeave),
@@ -196,11 +197,11 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.FwNxN, func(c *replay.Ctx) error {
 		rc.colls.add(c.Index, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayNxN, typ: costNxN})
-		syncs, err := rc.syncFlags(c, c.Coll.SyncPoint)
+		syncs, err := rc.syncedRanks(c, c.Coll.SyncPoint)
 		if err != nil || !c.Coll.SyncPoint {
 			return err
 		}
-		rc.addColl(c, c.Idle, c.Completion, -1, rc.worldRanks(c, syncs))
+		rc.addColl(c, c.Idle, c.Completion, -1, syncs)
 		return nil
 	})
 	bus.On(replay.FwOneToN, func(c *replay.Ctx) error {
@@ -210,14 +211,14 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if err != nil {
 			return err
 		}
-		waiting, err := rc.syncFlags(c, c.Coll.SyncPoint && me != root)
+		waiting, err := rc.syncedRanks(c, c.Coll.SyncPoint && me != root)
 		if err != nil || !c.Coll.SyncPoint {
 			return err
 		}
 		if me != root {
 			rc.addColl(c, c.Idle, c.Completion, worldRank(c, c.Trace.Collective(c.Index).Comm, root), nil)
 		} else {
-			rc.addColl(c, c.Idle, c.Completion, -1, rc.worldRanks(c, waiting))
+			rc.addColl(c, c.Idle, c.Completion, -1, waiting)
 		}
 		return nil
 	})
@@ -318,25 +319,25 @@ func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, one int, m
 	rc.sp.add(c.Index, synchpoint{wait: wait, completion: completion, one: int32(one)}, many)
 }
 
-// syncFlags returns every member's flag of the current collective (1 or
-// 0 by communicator rank), this location's being mine.
-func (rc *rootCause) syncFlags(c *replay.Ctx, mine bool) ([]float64, error) {
-	var ok bool
-	if rc.flags, ok = c.CollSynced(rc.flags[:0]); ok { // the wait-state exchange found them
-		me, _, err := c.CollMember()
-		if err != nil {
-			return nil, err
+// syncedRanks returns the world ranks of the members the current
+// collective synchronised (shared: not to be changed), this location
+// being one if mine.
+func (rc *rootCause) syncedRanks(c *replay.Ctx, mine bool) ([]int, error) {
+	if ranks, me, ok := c.CollSynced(); ok { // the wait-state exchange found them
+		if me != mine {
+			return nil, fmt.Errorf("root cause: the wait-state exchange's synchronised members disagree with this member (%v, not %v)", me, mine)
 		}
-		if me >= len(rc.flags) || (rc.flags[me] > 0) != mine {
-			return nil, fmt.Errorf("root cause: the wait-state exchange's synchronised members disagree with member %d", me)
-		}
-		return rc.flags, nil
+		return ranks, nil
 	}
 	rc.flags = append(rc.flags[:0], 0)
 	if mine {
 		rc.flags[0] = 1
 	}
-	return c.Allgather(rc.flags)
+	flags, err := c.Allgather(rc.flags)
+	if err != nil {
+		return nil, err
+	}
+	return rc.worldRanks(c, flags), nil
 }
 
 // worldRanks returns the world ranks of the members whose flag is set.

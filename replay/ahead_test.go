@@ -21,9 +21,14 @@ var (
 // in the forward and the backward pass and records what arrives and what
 // each collective's wait-state exchange found. With live, a second
 // subscriber of each Ship step's Pre topic subscribes with On: the
-// passes then replay message by message.
-func waitStates(live bool) func(*replay.Bus, *seen) {
+// passes then replay message by message. Without synced, the replay is
+// not told that the members' synced flags are read (they then are not
+// gathered).
+func waitStates(live, synced bool) func(*replay.Bus, *seen) {
 	return func(bus *replay.Bus, s *seen) {
+		if synced {
+			bus.WantCollSynced()
+		}
 		bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 			replay.Put(c, aheadSend, c.Event().Time)
 			return nil
@@ -50,7 +55,7 @@ func waitStates(live bool) func(*replay.Bus, *seen) {
 		// them before the walk and as the members tell
 		for _, tp := range []replay.Topic{replay.FwNxN, replay.FwOneToN} {
 			bus.On(tp, func(c *replay.Ctx) error {
-				early, ok := c.CollSynced(nil)
+				early, meEarly, ok := c.CollSynced()
 				me, _, err := c.CollMember()
 				if err != nil {
 					return err
@@ -59,9 +64,21 @@ func waitStates(live bool) func(*replay.Bus, *seen) {
 				if c.Coll.SyncPoint && !(tp == replay.FwOneToN && c.Coll.Root.Rank == me) {
 					mine = 1
 				}
-				told, err := c.Allgather([]float64{mine})
+				flags, err := c.Allgather([]float64{mine})
 				if err != nil {
 					return err
+				}
+				told := []int{}
+				for r, f := range flags {
+					if f > 0 {
+						told = append(told, c.Env.CommMembers[c.Trace.Collective(c.Index).Comm][r])
+					}
+				}
+				if ok && meEarly != (mine > 0) {
+					return fmt.Errorf("synced %v, but the member says %v", meEarly, mine)
+				}
+				if early == nil {
+					early = []int{}
 				}
 				s.Colls = append(s.Colls, fmt.Sprintf("%v at %d: synced %v (%v), told %v", tp, c.Index, early, ok, told))
 				return nil
@@ -120,7 +137,7 @@ func TestShipAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := replayAll(t, hpc.RunInProcess, waitStates(true), traces, env)
+	want := replayAll(t, hpc.RunInProcess, waitStates(true, true), traces, env)
 	if len(want[0].Got) != 5 || len(want[1].Got) != 2 || len(want[0].Colls) != 8 {
 		t.Fatalf("the message-by-message replay saw %d and %d messages on ranks 0 and 1 and %d collective records on rank 0, want 5, 2 and 8:\n%v",
 			len(want[0].Got), len(want[1].Got), len(want[0].Colls), want)
@@ -131,7 +148,7 @@ func TestShipAhead(t *testing.T) {
 	}{{"in-process", hpc.RunInProcess}, {"hosted", hosted}} {
 		for _, live := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, live %v", r.name, live), func(t *testing.T) {
-				got := replayAll(t, r.run, waitStates(live), traces, env)
+				got := replayAll(t, r.run, waitStates(live, true), traces, env)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("(-message by message +got):\n%s", diff)
 				}
@@ -153,6 +170,30 @@ func TestShipAhead(t *testing.T) {
 	}
 }
 
+// TestCollSyncedUnwanted: without a reader of the synced members
+// (Bus.WantCollSynced) the exchange does not gather them.
+func TestCollSyncedUnwanted(t *testing.T) {
+	d, traces := tinytrace.Build(t, aheadProgs...)
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r, s := range replayAll(t, hpc.RunInProcess, waitStates(false, false), traces, env) {
+		for _, l := range s.Colls {
+			if strings.Contains(l, "synced ") {
+				n++
+				if !strings.Contains(l, "synced [] (false)") {
+					t.Errorf("rank %d: %s: synced members without a reader", r, l)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no N×N or 1-to-N collective")
+	}
+}
+
 // TestShipAheadUnmatched: a receive whose sender sent fewer messages of
 // its communicator and tag ends in an error naming the receive.
 func TestShipAheadUnmatched(t *testing.T) {
@@ -165,7 +206,7 @@ func TestShipAheadUnmatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = replayOnce(env, traces, func(bus *replay.Bus) { waitStates(false)(bus, &seen{}) })
+	err = replayOnce(env, traces, func(bus *replay.Bus) { waitStates(false, true)(bus, &seen{}) })
 	for _, want := range []string{"rank 1 (location 1), event", "Recv at 0.004500000 s", "receive from rank 0", "unmatched message"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one with %q", err, want)
@@ -204,7 +245,7 @@ func TestSkipMessage(t *testing.T) {
 	}
 	for _, live := range []bool{false, true} {
 		register := func(bus *replay.Bus, s *seen) {
-			waitStates(live)(bus, s)
+			waitStates(live, true)(bus, s)
 			bus.OnAhead(replay.FwPreSend, skipTag7)
 			bus.On(replay.FwPreRecv, skipTag7)
 		}

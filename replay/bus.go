@@ -77,7 +77,16 @@ type Bus struct {
 	ahead  []int                     // by topic: subscribers by OnAhead
 	events [][]func(*Ctx, any) error // by Event id
 	shared map[reflect.Type]any      // Shared state, by type
+	// synced: some subscriber reads Ctx.CollSynced (WantCollSynced)
+	synced bool
 }
+
+// WantCollSynced tells the replay that a subscriber reads which members
+// each collective synchronised (Ctx.CollSynced): the forward pass's
+// exchange before the walk then gathers them, every member's flags to
+// every member, which costs O(members²) per communicator; without a
+// reader it does not.
+func (b *Bus) WantCollSynced() { b.synced = true }
 
 // On subscribes h to topic t; the replay then runs t's pass.
 func (b *Bus) On(t Topic, h Handler) {

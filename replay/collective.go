@@ -73,8 +73,8 @@ func (r *Replayer) collective(i int) error {
 		}
 		x, q.xs[0] = q.xs[0], nil
 		q.xs = q.xs[1:]
-		if x.synced >= 0 {
-			c.synced, c.syncedWords, c.syncedBit = q.synced, q.words, x.synced
+		if x.synced >= 0 && q.synced != nil {
+			c.synced, c.syncedMe, c.syncedOK = q.synced[x.synced], x.isSynced(), true
 		}
 	} else {
 		comm, err := r.Loc.comm(r.ctx.Pass, info.Comm)
@@ -127,10 +127,9 @@ func (r *Replayer) collBegin(i int) float64 {
 // done before the walk, in trace order.
 type exchangeQueue struct {
 	xs []*exchange
-	// synced are the members' packed synced flags (syncedFlags), words
-	// per member
-	synced []float64
-	words  int
+	// synced are the world ranks each N-to-N and 1-to-N instance
+	// synchronised, by synced number (syncedLists), shared
+	synced [][]int
 }
 
 // exchangeEarly runs the wait-state exchanges of all of the location's
@@ -191,8 +190,8 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 		if n == 0 {
 			continue
 		}
-		if r.buf, err = runExchanges(comm, q.xs, r.buf); err == nil {
-			q.synced, q.words, err = syncedFlags(comm, q.xs)
+		if r.buf, err = runExchanges(comm, q.xs, r.buf); err == nil && r.Bus.synced {
+			q.synced, err = syncedLists(r.Loc.env, id, comm, q.xs)
 		}
 		if err != nil {
 			return fmt.Errorf("replay: rank %d: the collectives on communicator %d do not match across its members: %w", r.Loc.Rank, id, err)

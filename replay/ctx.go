@@ -38,13 +38,13 @@ type Ctx struct {
 
 	msg     *localtrace.Message // the current message, nil for none
 	skipMsg bool                // SkipMessage was called at the current message
-	// the members' synced flags of the current collective, packed
-	// (CollSynced); syncedBit -1 for none
-	synced      []float64
-	syncedWords int
-	syncedBit   int
-	out, in     payload // fields put, fields received (Put, Get)
-	wire        []byte  // encoding scratch
+	// the world ranks the current collective synchronised (shared),
+	// whether it synchronised this member, whether they are known
+	// (CollSynced)
+	synced             []int
+	syncedMe, syncedOK bool
+	out, in            payload // fields put, fields received (Put, Get)
+	wire               []byte  // encoding scratch
 	// gathered are the members' encoded fields of the last GatherFields
 	// on its root
 	gathered [][]byte
@@ -83,30 +83,20 @@ func (c *Ctx) reset(i int) {
 	c.Peer = -1
 	c.msg = nil
 	c.skipMsg = false
-	c.synced, c.syncedBit = nil, -1
+	c.synced, c.syncedMe, c.syncedOK = nil, false, false
 }
 
-// CollSynced appends to dst, by communicator rank, 1 for each member the
-// current collective synchronised and 0 for the others, as the forward
-// pass's wait-state exchange found before the walk: at an N-to-N
-// collective its synchpoints (Coll.SyncPoint), at a 1-to-N one the
-// members other than the root that waited for it. It reports false
-// where the exchange ran at the collective instead (the caller then
-// asks the members, with Allgather).
-func (c *Ctx) CollSynced(dst []float64) ([]float64, bool) {
-	if c.syncedBit < 0 || c.syncedWords == 0 {
-		return dst, false
-	}
-	size := len(c.synced) / c.syncedWords
-	w, bit := c.syncedBit/32, uint32(1)<<(c.syncedBit%32)
-	for r := range size {
-		f := 0.0
-		if uint32(c.synced[r*c.syncedWords+w])&bit != 0 {
-			f = 1
-		}
-		dst = append(dst, f)
-	}
-	return dst, true
+// CollSynced returns the world ranks of the members the current
+// collective synchronised, in communicator rank order (shared: read
+// them, do not change them), and whether it synchronised this member, as
+// the forward pass's wait-state exchange found before the walk: at an
+// N-to-N collective its synchpoints (Coll.SyncPoint), at a 1-to-N one
+// the members other than the root that waited for it. It reports false
+// where the exchange ran at the collective instead (the caller then asks
+// the members, with Allgather), and where no subscriber asked for them
+// (Bus.WantCollSynced).
+func (c *Ctx) CollSynced() (ranks []int, me, ok bool) {
+	return c.synced, c.syncedMe, c.syncedOK
 }
 
 // SkipMessage tells the engine, in a callback of the Pre topic of a Ship

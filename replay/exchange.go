@@ -3,7 +3,6 @@ package replay
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"scout/hpc"
 	"scout/localtrace"
@@ -62,11 +61,15 @@ func (x *exchange) isSynced() bool {
 	return x.coll.SyncPoint && !(x.class == CollOneToN && x.me == x.root)
 }
 
-// syncedFlags exchanges, after the rounds, which members every N-to-N
-// and 1-to-N instance of xs with a topic synchronised: each member's
-// flags packed 32 to a float64 (exact), gathered in rank order. It
-// returns the gathered words and the words per member.
-func syncedFlags(comm hpc.Comm, xs []*exchange) ([]float64, int, error) {
+// syncedLists exchanges, after the rounds, which members every N-to-N
+// and 1-to-N instance of xs with a topic synchronised (each member's
+// flags packed 32 to a float64, exact, gathered in rank order) and
+// returns, by the instances' synced numbers, the world ranks of those
+// members. The lists are made once per communicator in this process, by
+// the first member there (hpc.Comm.Shared), and shared by all: the
+// gathered flags have ranks × instances bits for every member, but each
+// member reading all of them would cost ranks² per communicator.
+func syncedLists(env *Env, id uint32, comm hpc.Comm, xs []*exchange) ([][]int, error) {
 	n := 0
 	for _, x := range xs {
 		x.synced = -1
@@ -76,7 +79,7 @@ func syncedFlags(comm hpc.Comm, xs []*exchange) ([]float64, int, error) {
 		}
 	}
 	if n == 0 {
-		return nil, 0, nil
+		return nil, nil
 	}
 	words := (n + 31) / 32
 	mine := make([]float64, words)
@@ -88,13 +91,69 @@ func syncedFlags(comm hpc.Comm, xs []*exchange) ([]float64, int, error) {
 	}
 	all, err := comm.AllreduceFloats(hpc.Concat, mine)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if len(all) != words*comm.Size() {
-		return nil, 0, fmt.Errorf("replay: the synchronised members over %s: %d words, want %d", comm.Name(), len(all), words*comm.Size())
+	size := comm.Size()
+	if len(all) != words*size {
+		return nil, fmt.Errorf("replay: the synchronised members over %s: %d words, want %d", comm.Name(), len(all), words*size)
 	}
-	return slices.Clone(all), words, nil
+	members := env.CommMembers[id]
+	if len(members) != size {
+		return nil, fmt.Errorf("replay: communicator %d has %d members, its replay %d", id, len(members), size)
+	}
+	// (the gathered flags are valid until this member's next collective
+	// on comm, and the first member here reads them before any other
+	// member leaves for that collective)
+	lists := comm.Shared(syncedKey{}, func() any {
+		lists := make([][]int, n)
+		for k := range n {
+			w, bit := k/32, uint32(1)<<(k%32)
+			synced := func(m int) bool { return uint32(all[m*words+w])&bit != 0 }
+			cnt, h := 0, NewHash()
+			for m := range size {
+				if synced(m) {
+					cnt++
+					h = h.Add(members[m])
+				}
+			}
+			if cnt == size {
+				lists[k] = members
+				continue
+			}
+			lists[k] = env.InternFunc(uint64(h), func(l []int) bool {
+				if len(l) != cnt {
+					return false
+				}
+				j := 0
+				for m := range size {
+					if synced(m) {
+						if l[j] != members[m] {
+							return false
+						}
+						j++
+					}
+				}
+				return true
+			}, func() []int {
+				l := make([]int, 0, cnt)
+				for m := range size {
+					if synced(m) {
+						l = append(l, members[m])
+					}
+				}
+				return l
+			})
+		}
+		return lists
+	}).([][]int)
+	if len(lists) != n {
+		return nil, fmt.Errorf("replay: %d N-to-N and 1-to-N collectives on communicator %d, another member of this process had %d", n, id, len(lists))
+	}
+	return lists, nil
 }
+
+// syncedKey keys the synced lists of a communicator (hpc.Comm.Shared).
+type syncedKey struct{}
 
 // newExchange prepares the exchange of collective end event i (an
 // analysed class on a communicator of more than one member) for member

@@ -120,11 +120,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := writeTable(filepath.Join(*out, "scaling.csv"), pts); err != nil {
 		return err
 	}
-	svg := filepath.Join(*out, "scaling.svg")
+	svg, per := filepath.Join(*out, "scaling.svg"), filepath.Join(*out, "per-event.svg")
 	if err := os.WriteFile(svg, plot(pts, *useMPI), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(*out, "scaling.csv"), svg)
+	if err := os.WriteFile(per, plotPerEvent(pts, *useMPI), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s, %s and %s\n", filepath.Join(*out, "scaling.csv"), svg, per)
 	return nil
 }
 
@@ -286,6 +289,76 @@ func plot(pts []point, mpi bool) []byte {
 	fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`+"\n", strings.TrimSpace(path.String()))
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">locations</text>`+"\n", (left+w-right)/2, h-12)
 	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">wall time [s]</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+// plotPerEvent draws time and peak memory per event against locations,
+// each relative to the smallest run's (flat: cost per event constant),
+// with the line at 1.5 as SVG.
+func plotPerEvent(pts []point, mpi bool) []byte {
+	const w, h, left, right, top, bottom = 640.0, 400.0, 70.0, 150.0, 40.0, 50.0
+	if len(pts) == 0 {
+		return nil
+	}
+	per := func(p point, v float64) float64 { return v / float64(p.events) }
+	series := []struct {
+		name, color string
+		v           func(point) float64
+	}{
+		{"time per event", "#1f77b4", func(p point) float64 { return per(p, p.seconds) }},
+		{"peak memory per event", "#d62728", func(p point) float64 { return per(p, p.rssMiB) }},
+	}
+	maxY := 2.0
+	for _, s := range series {
+		for _, p := range pts {
+			maxY = max(maxY, 1.1*s.v(p)/s.v(pts[0]))
+		}
+	}
+	x := func(i int) float64 {
+		if len(pts) == 1 {
+			return left + (w-left-right)/2
+		}
+		return left + float64(i)*(w-left-right)/float64(len(pts)-1)
+	}
+	y := func(r float64) float64 { return h - bottom - r/maxY*(h-top-bottom) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	mode := "in-process"
+	if mpi {
+		mode = "mpirun"
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" text-anchor="middle" font-size="14">cost per event relative to %d locations (%d events per location, %s)</text>`+"\n",
+		w/2, pts[0].locations, pts[0].events/uint64(pts[0].locations), mode)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
+	for k := 0; k <= 4; k++ {
+		r := maxY * float64(k) / 4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left-6, y(r)+4, r)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(r), w-right, y(r))
+	}
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#888" stroke-dasharray="6 4"/>`+"\n", left, y(1.5), w-right, y(1.5))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" fill="#888">1.5</text>`+"\n", w-right+6, y(1.5)+4)
+	for i, p := range pts {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(i), h-bottom+18, p.locations)
+	}
+	for k, s := range series {
+		var path strings.Builder
+		for i, p := range pts {
+			r := s.v(p) / s.v(pts[0])
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(i), y(r), s.color)
+			cmd := "L"
+			if i == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, x(i), y(r))
+		}
+		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.TrimSpace(path.String()), s.color)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", w-right+6, top+20+float64(k)*18, s.color, s.name)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">locations</text>`+"\n", (left+w-right)/2, h-12)
+	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">relative to the smallest run</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
 }

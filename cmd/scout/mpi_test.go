@@ -165,10 +165,10 @@ func TestMPIRankKilled(t *testing.T) {
 
 // peakRSS runs the MPI version on trace and returns every process's peak
 // memory in MiB, as its progress report gives it.
-func peakRSS(t *testing.T, bin, trace string, np int) []float64 {
+func peakRSS(t *testing.T, bin, trace string, np int, flags ...string) []float64 {
 	t.Helper()
 	tmp := t.TempDir()
-	b, err := mpirun(np, bin, "-o", tmp, trace).CombinedOutput()
+	b, err := mpirun(np, append(append([]string{bin, "-o", tmp}, flags...), trace)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, b)
 	}
@@ -237,6 +237,33 @@ func TestMPIMemoryPerRank(t *testing.T) {
 	}
 	if skew[2] < base[2]+40 {
 		t.Errorf("rank 2: %.1f MiB with 3 M more events, %.1f MiB before: the measurement cannot see the difference", skew[2], base[2])
+	}
+}
+
+// TestMPIMemoryRanks: a process's memory grows with the ranks it hosts,
+// not with their square: 1 024 and 4 096 ranks of ~100 events each in
+// two processes. With memory linear in the hosted ranks (≈ 50 KiB each
+// besides ≈ 20 MiB of its own) the larger run takes ≈ 2.3 times the
+// memory; the terms that grew with ranks² (member lists decoded by every
+// member, every member's copy of every member's synced flags) made it
+// 4.2 times, and would grow on.
+func TestMPIMemoryRanks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyzes 4 096 ranks under mpirun")
+	}
+	bin := buildMPI(t)
+	var peak [2]float64
+	for i, n := range []string{"1024", "4096"} {
+		dir := filepath.Join(t.TempDir(), "ranks")
+		if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", n, "-i", "2"}, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		rss := peakRSS(t, bin, dir, 2, "--single-pass", "--no-html")
+		peak[i] = max(rss[0], rss[1])
+	}
+	t.Logf("peak MiB per process, 1 024 and 4 096 ranks in 2 processes: %.1f, %.1f", peak[0], peak[1])
+	if peak[1] > 3.2*peak[0] {
+		t.Errorf("4 × the ranks take %.1f × the memory per process (%.1f MiB, %.1f MiB)", peak[1]/peak[0], peak[1], peak[0])
 	}
 }
 
