@@ -244,121 +244,107 @@ func writeTable(path string, pts []point) error {
 
 // plot draws wall time against locations (log2 x axis) as SVG.
 func plot(pts []point, mpi bool) []byte {
-	const w, h, left, right, top, bottom = 640.0, 400.0, 70.0, 20.0, 40.0, 50.0
 	if len(pts) == 0 {
 		return nil
+	}
+	mode := "in-process"
+	if mpi {
+		mode = "mpirun, one process per location"
 	}
 	maxT := 0.0
 	for _, p := range pts {
 		maxT = max(maxT, p.seconds)
 	}
-	maxT *= 1.1
-	x := func(i int) float64 {
-		if len(pts) == 1 {
-			return left + (w-left-right)/2
-		}
-		return left + float64(i)*(w-left-right)/float64(len(pts)-1)
-	}
-	y := func(t float64) float64 { return h - bottom - t/maxT*(h-top-bottom) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	mode := "in-process"
-	if mpi {
-		mode = "mpirun, one process per location"
-	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" text-anchor="middle" font-size="14">scout weak scaling (%d events per location, %s)</text>`+"\n",
-		w/2, pts[0].events/uint64(pts[0].locations), mode)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
-	for k := 0; k <= 4; k++ {
-		t := maxT * float64(k) / 4
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left-6, y(t)+4, t)
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(t), w-right, y(t))
-	}
-	var path strings.Builder
-	for i, p := range pts {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(i), h-bottom+18, p.locations)
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="#1f77b4"/>`+"\n", x(i), y(p.seconds))
-		cmd := "L"
-		if i == 0 {
-			cmd = "M"
-		}
-		fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, x(i), y(p.seconds))
-	}
-	fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`+"\n", strings.TrimSpace(path.String()))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">locations</text>`+"\n", (left+w-right)/2, h-12)
-	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">wall time [s]</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
-	b.WriteString("</svg>\n")
-	return []byte(b.String())
+	return chart(pts, fmt.Sprintf("scout weak scaling (%d events per location, %s)", pts[0].events/uint64(pts[0].locations), mode),
+		"wall time [s]", 1.1*maxT, []series{{"", "#1f77b4", func(p point) float64 { return p.seconds }}}, 0)
 }
 
 // plotPerEvent draws time and peak memory per event against locations,
 // each relative to the smallest run's (flat: cost per event constant),
 // with the line at 1.5 as SVG.
 func plotPerEvent(pts []point, mpi bool) []byte {
-	const w, h, left, right, top, bottom = 640.0, 400.0, 70.0, 150.0, 40.0, 50.0
 	if len(pts) == 0 {
 		return nil
 	}
-	per := func(p point, v float64) float64 { return v / float64(p.events) }
-	series := []struct {
-		name, color string
-		v           func(point) float64
-	}{
-		{"time per event", "#1f77b4", func(p point) float64 { return per(p, p.seconds) }},
-		{"peak memory per event", "#d62728", func(p point) float64 { return per(p, p.rssMiB) }},
+	mode := "in-process"
+	if mpi {
+		mode = "mpirun"
+	}
+	rel := func(v func(point) float64) func(point) float64 {
+		return func(p point) float64 { return v(p) / float64(p.events) / (v(pts[0]) / float64(pts[0].events)) }
+	}
+	ss := []series{
+		{"time per event", "#1f77b4", rel(func(p point) float64 { return p.seconds })},
+		{"peak memory per event", "#d62728", rel(func(p point) float64 { return p.rssMiB })},
 	}
 	maxY := 2.0
-	for _, s := range series {
+	for _, s := range ss {
 		for _, p := range pts {
-			maxY = max(maxY, 1.1*s.v(p)/s.v(pts[0]))
+			maxY = max(maxY, 1.1*s.v(p))
 		}
 	}
+	return chart(pts, fmt.Sprintf("cost per event relative to %d locations (%d events per location, %s)",
+		pts[0].locations, pts[0].events/uint64(pts[0].locations), mode), "relative to the smallest run", maxY, ss, 1.5)
+}
+
+// series is one line of a chart.
+type series struct {
+	name, color string // name "": no legend
+	v           func(point) float64
+}
+
+// chart draws the series against locations (one step per point) as SVG,
+// the y axis from 0 to maxY, with a dashed line at ref if not 0.
+func chart(pts []point, title, ylabel string, maxY float64, ss []series, ref float64) []byte {
+	right := 20.0
+	for _, s := range ss {
+		if s.name != "" {
+			right = 150
+		}
+	}
+	const w, h, left, top, bottom = 640.0, 400.0, 70.0, 40.0, 50.0
 	x := func(i int) float64 {
 		if len(pts) == 1 {
 			return left + (w-left-right)/2
 		}
 		return left + float64(i)*(w-left-right)/float64(len(pts)-1)
 	}
-	y := func(r float64) float64 { return h - bottom - r/maxY*(h-top-bottom) }
+	y := func(v float64) float64 { return h - bottom - v/maxY*(h-top-bottom) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	mode := "in-process"
-	if mpi {
-		mode = "mpirun"
-	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" text-anchor="middle" font-size="14">cost per event relative to %d locations (%d events per location, %s)</text>`+"\n",
-		w/2, pts[0].locations, pts[0].events/uint64(pts[0].locations), mode)
+	fmt.Fprintf(&b, `<text x="%.0f" y="20" text-anchor="middle" font-size="14">%s</text>`+"\n", w/2, title)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, top, left, h-bottom)
 	for k := 0; k <= 4; k++ {
-		r := maxY * float64(k) / 4
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left-6, y(r)+4, r)
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(r), w-right, y(r))
+		v := maxY * float64(k) / 4
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left-6, y(v)+4, v)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(v), w-right, y(v))
 	}
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#888" stroke-dasharray="6 4"/>`+"\n", left, y(1.5), w-right, y(1.5))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" fill="#888">1.5</text>`+"\n", w-right+6, y(1.5)+4)
+	if ref != 0 {
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#888" stroke-dasharray="6 4"/>`+"\n", left, y(ref), w-right, y(ref))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" fill="#888">%g</text>`+"\n", w-right+6, y(ref)+4, ref)
+	}
 	for i, p := range pts {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x(i), h-bottom+18, p.locations)
 	}
-	for k, s := range series {
+	for k, s := range ss {
 		var path strings.Builder
 		for i, p := range pts {
-			r := s.v(p) / s.v(pts[0])
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(i), y(r), s.color)
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(i), y(s.v(p)), s.color)
 			cmd := "L"
 			if i == 0 {
 				cmd = "M"
 			}
-			fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, x(i), y(r))
+			fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, x(i), y(s.v(p)))
 		}
 		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.TrimSpace(path.String()), s.color)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", w-right+6, top+20+float64(k)*18, s.color, s.name)
+		if s.name != "" {
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", w-right+6, top+20+float64(k)*18, s.color, s.name)
+		}
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">locations</text>`+"\n", (left+w-right)/2, h-12)
-	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">relative to the smallest run</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
+	fmt.Fprintf(&b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">%s</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2, ylabel)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
 }

@@ -57,24 +57,7 @@ func TestMPIMatchesInProcess(t *testing.T) {
 	bin := buildMPI(t)
 	for _, tr := range tracetest.All(t) {
 		t.Run(tr.Name, func(t *testing.T) {
-			a, err := otf2.Open(tr.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := a.ReadGlobalDefs()
-			if err != nil {
-				t.Fatal(err)
-			}
-			pl, err := localtrace.Placements(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ranks := 0
-			for _, p := range pl {
-				if p.Thread == 0 {
-					ranks++
-				}
-			}
+			ranks := traceRanks(t, tr.Dir)
 			want := t.TempDir()
 			if err := run(tr.Args("-q", "-o", want, "--csv", filepath.Join(want, "scout.csv"), "--profile-csv", filepath.Join(want, "profile.csv")), io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
