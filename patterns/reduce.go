@@ -109,26 +109,18 @@ func (a sym) plus(c float64) sym { return sym{id: a.id, off: a.off + c, lo: a.lo
 // same reports whether a and b are the same difference in every prediction.
 func (a sym) same(b sym) bool { return a.id == b.id && a.off == b.off }
 
-// frame is an open region instance of the reduction's walk.
-type frame struct {
-	i int
-	t float64
-	d sym
-}
-
 // reducer is one location's reduction.
 type reducer struct {
-	spec    *Reduce
-	t       *localtrace.Trace
-	keep    []bool // by global region
-	rank    int
-	fresh   uint64
-	next    int
-	prevT   float64
-	cp      uint32
-	d       sym
-	stack   []frame
-	coll    frame // last collective begin
+	cursor
+	spec  *Reduce
+	keep  []bool // by global region
+	rank  int
+	fresh uint64
+	d     sym
+	// the differences of the open instances and of the last collective
+	// begin
+	stack   []sym
+	collD   sym
 	pinned  map[int]bool
 	dropMsg map[int]bool // message events (send and receive) dropped
 	dropCol map[int]bool // collective ends whose instance is dropped
@@ -139,7 +131,7 @@ type reducer struct {
 // RegisterReduction subscribes the reduction of spec to bus and returns
 // its result, final when the replay has run.
 func RegisterReduction(bus *replay.Bus, spec *Reduce) *Reduction {
-	r := &reducer{spec: spec, coll: frame{i: -1}, dropMsg: map[int]bool{}, dropCol: map[int]bool{}}
+	r := &reducer{spec: spec, dropMsg: map[int]bool{}, dropCol: map[int]bool{}}
 	bus.On(replay.Started, func(c *replay.Ctx) error {
 		if c.Pass != ReduceFw {
 			return nil
@@ -184,12 +176,12 @@ func RegisterReduction(bus *replay.Bus, spec *Reduce) *Reduction {
 		r.upTo(c.Index)
 		// every rank's begin: the latest and the bounds of the earliest
 		// predicted begin (as −(t − d), maximised)
-		n := len(r.stack)
-		if n == 0 || r.stack[n-1].i != int(c.Trace.EnterOf(c.Index)) {
+		at := r.innermost(int(c.Trace.EnterOf(c.Index)))
+		if at < 0 {
 			return errNoEnter(c.Index)
 		}
-		b := r.stack[n-1]
-		v, err := c.WorldAllreduceMax([]float64{b.t, b.t - b.d.lo, b.t - b.d.hi})
+		bt, bd := r.open[at].t, r.stack[at]
+		v, err := c.WorldAllreduceMax([]float64{bt, bt - bd.lo, bt - bd.hi})
 		if err != nil {
 			return err
 		}
@@ -239,7 +231,8 @@ func errNoEnter(i int) error {
 // given ones and those above the thresholds, from a reduction of every
 // rank's profile) and the events right before an event that may wait.
 func (r *reducer) start(c *replay.Ctx) error {
-	r.t, r.rank = c.Trace, c.Loc.Rank
+	r.place(c.Trace)
+	r.rank = c.Loc.Rank
 	n := r.spec.Regions
 	r.keep = make([]bool, n)
 	for g := range r.spec.Keep {
@@ -283,10 +276,6 @@ func (r *reducer) start(c *replay.Ctx) error {
 		if r.mayWait(c, j) && !(r.t.Events[j].Kind == localtrace.KindCollEnd && r.t.Events[j].C == uint32(j-1)) {
 			r.pin(j - 1)
 		}
-	}
-	r.cp = localtrace.None
-	if len(r.t.Events) > 0 {
-		r.prevT = r.t.Events[0].Time
 	}
 	return nil
 }
@@ -406,21 +395,15 @@ func (r *reducer) advance(j int) {
 
 // handled records event j as handled.
 func (r *reducer) handled(j int) {
-	e := &r.t.Events[j]
-	r.prevT = e.Time
-	switch e.Kind {
-	case localtrace.KindEnter:
-		r.cp = e.C
-		r.stack = append(r.stack, frame{j, e.Time, r.d})
-	case localtrace.KindLeave:
-		r.cp = r.t.Callpaths[e.C].Parent
-		if n := len(r.stack); n > 0 {
-			r.stack = r.stack[:n-1]
-		}
-	case localtrace.KindCollBegin:
-		r.coll = frame{j, e.Time, r.d}
+	switch r.step(j) {
+	case 1:
+		r.stack = append(r.stack, r.d)
+	case -1:
+		r.stack = r.stack[:len(r.open)]
 	}
-	r.next = j + 1
+	if r.coll.i == j {
+		r.collD = r.d
+	}
 }
 
 // constrained handles event j, which waits for partners that began at S
@@ -473,21 +456,20 @@ func (r *reducer) collective(c *replay.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b := beginOf(r.t, i)
-	var bf frame
-	if b == r.coll.i {
-		bf = r.coll
-	} else if n := len(r.stack); n > 0 && r.stack[n-1].i == b {
-		bf = r.stack[n-1]
-	} else {
-		return fmt.Errorf("trace reduction: collective end without its begin (event %d)", b)
+	m, isColl, at, ok := r.begin(i)
+	if !ok {
+		return fmt.Errorf("trace reduction: collective end without its begin (event %d)", m.i)
+	}
+	bd := r.collD
+	if !isColl {
+		bd = r.stack[at]
 	}
 	sends, receives, scan, _ := collFlow(info, me)
 	flag := 0.0
 	if sends {
 		flag = 1
 	}
-	r.vec = append(r.vec[:0], bf.t, math.Float64frombits(bf.d.id), bf.d.off, bf.d.lo, bf.d.hi, flag)
+	r.vec = append(r.vec[:0], m.t, math.Float64frombits(bd.id), bd.off, bd.lo, bd.hi, flag)
 	all, err := c.Allgather(r.vec)
 	if err != nil {
 		return err
@@ -505,7 +487,7 @@ func (r *reducer) collective(c *replay.Ctx) error {
 			S, any = max(S, all[6*j]), true
 		}
 	}
-	ok := true
+	ok = true
 	if receives && any {
 		var dS sym
 		first := true

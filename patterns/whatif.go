@@ -270,22 +270,15 @@ type scaled struct {
 
 // predictor is one location's what-if prediction.
 type predictor struct {
+	cursor
 	w      *WhatIf
-	t      *localtrace.Trace
 	k      int        // number of hypotheses
 	scale  [][]scaled // by local call path
 	remove []WaitClass
-	next   int // first event not handled
-	prevT  float64
-	cp     uint32    // call path of the interval after the last handled event
 	d      []float64 // differences of the last handled event
-	// the measured time and differences of the open Enters and of the
-	// last collective begin
-	stackT     []float64
+	// the differences of the open instances (k each) and of the last
+	// collective begin
 	stackD     []float64
-	stackI     []int
-	collI      int
-	collT      float64
 	collD      []float64
 	s          []float64 // scratch: saved share by hypothesis
 	vec, other []float64
@@ -309,7 +302,7 @@ type channel struct{ comm, peer, tag uint32 }
 // RegisterWhatIf subscribes the prediction of w to bus and returns its
 // result, final when the replay has run.
 func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
-	p := &predictor{w: w, collI: -1}
+	p := &predictor{w: w}
 	bus.On(replay.Started, func(c *replay.Ctx) error {
 		if c.Pass != WhatIfPass {
 			return nil
@@ -346,13 +339,14 @@ func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
 			return nil
 		}
 		p.upTo(c.Index)
-		n := len(p.stackI)
-		if n == 0 || p.stackI[n-1] != int(c.Trace.EnterOf(c.Index)) {
+		at := p.innermost(int(c.Trace.EnterOf(c.Index)))
+		if at < 0 {
 			return fmt.Errorf("what-if prediction: MPI_Init/Finalize without its Enter")
 		}
-		p.vec = append(p.vec[:0], p.stackT[n-1])
-		for _, d := range p.stackD[(n-1)*p.k : n*p.k] {
-			p.vec = append(p.vec, p.stackT[n-1]-d)
+		bt := p.open[at].t
+		p.vec = append(p.vec[:0], bt)
+		for _, d := range p.stackD[at*p.k : (at+1)*p.k] {
+			p.vec = append(p.vec, bt-d)
 		}
 		v, err := c.WorldAllreduceMax(p.vec)
 		if err != nil {
@@ -381,7 +375,7 @@ func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
 			}
 		}
 		p.res.Events = n
-		p.scale, p.stackD, p.stackT, p.stackI = nil, nil, nil, nil
+		p.scale, p.stackD, p.open = nil, nil, nil
 		return nil
 	})
 	return &p.res
@@ -390,7 +384,8 @@ func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
 // start prepares the prediction of the location of c: the hypotheses,
 // with the ranking's candidates, and what each changes here.
 func (p *predictor) start(c *replay.Ctx) error {
-	p.t = c.Trace
+	p.place(c.Trace)
+	p.res.Begin = p.prevT
 	hs := p.w.Hypotheses
 	if p.w.Rank > 0 {
 		cands, err := rankCandidates(c, p.w.Rank, p.w.RankRanks)
@@ -447,11 +442,6 @@ func (p *predictor) start(c *replay.Ctx) error {
 				p.scale[cp] = append(p.scale[cp], scaled{k, 1 - f})
 			}
 		}
-	}
-	p.cp = localtrace.None
-	if len(p.t.Events) > 0 {
-		p.prevT = p.t.Events[0].Time
-		p.res.Begin = p.prevT
 	}
 	return nil
 }
@@ -517,27 +507,18 @@ func (p *predictor) advance(j int) {
 
 // handled records event j as handled with the current differences.
 func (p *predictor) handled(j int) {
-	e := &p.t.Events[j]
-	p.prevT = e.Time
-	switch e.Kind {
-	case localtrace.KindEnter:
-		p.cp = e.C
-		p.stackI = append(p.stackI, j)
-		p.stackT = append(p.stackT, e.Time)
+	switch p.step(j) {
+	case 1:
 		p.stackD = append(p.stackD, p.d...)
-	case localtrace.KindLeave:
-		p.cp = p.t.Callpaths[e.C].Parent
-		if n := len(p.stackI); n > 0 {
-			p.stackI, p.stackT, p.stackD = p.stackI[:n-1], p.stackT[:n-1], p.stackD[:(n-1)*p.k]
-		}
-	case localtrace.KindCollBegin:
-		p.collI, p.collT = j, e.Time
+	case -1:
+		p.stackD = p.stackD[:len(p.open)*p.k]
+	}
+	if p.coll.i == j {
 		copy(p.collD, p.d)
 	}
 	if p.w.Retime && p.d[0] != 0 {
-		e.Time -= p.d[0]
+		p.t.Events[j].Time -= p.d[0]
 	}
-	p.next = j + 1
 }
 
 // constrained handles event j, which completes a communication whose
@@ -638,15 +619,13 @@ func (p *predictor) collective(c *replay.Ctx) error {
 		return err
 	}
 	// the begin: the collective's begin event, or its Enter
-	b := beginOf(p.t, i)
-	var bt float64
-	var bd []float64
-	if b == p.collI {
-		bt, bd = p.collT, p.collD
-	} else if n := len(p.stackI); n > 0 && p.stackI[n-1] == b {
-		bt, bd = p.stackT[n-1], p.stackD[(n-1)*p.k:n*p.k]
-	} else {
-		return fmt.Errorf("what-if prediction: collective end without its begin (event %d)", b)
+	m, isColl, at, ok := p.begin(i)
+	if !ok {
+		return fmt.Errorf("what-if prediction: collective end without its begin (event %d)", m.i)
+	}
+	bt, bd := m.t, p.collD
+	if !isColl {
+		bd = p.stackD[at*p.k : (at+1)*p.k]
 	}
 	sends, receives, scan, wc := collFlow(info, me)
 	p.vec = p.vec[:0]
@@ -727,11 +706,11 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 			return nil
 		}
 		p.upTo(c.Index)
-		n := len(p.stackI)
-		if n == 0 || p.stackI[n-1] != int(c.Trace.EnterOf(c.Index)) {
+		at := p.innermost(int(c.Trace.EnterOf(c.Index)))
+		if at < 0 {
 			return fmt.Errorf("what-if prediction: receive outside its MPI call")
 		}
-		replay.Put(c, whatIfRecvBegun, p.stackD[(n-1)*p.k:n*p.k])
+		replay.Put(c, whatIfRecvBegun, p.stackD[at*p.k:(at+1)*p.k])
 		return c.SendInverse()
 	})
 	bus.On(WhatIfRecvPosted, func(c *replay.Ctx) error {
