@@ -334,7 +334,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
 		return err
 	}
-	l.reduction = red
+	l.correction, l.prediction, l.reduction = corr, pred, red
 	if s.keep != nil && master {
 		if err := s.keep(l); err != nil {
 			return err
@@ -354,7 +354,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 			l.setRow(replay.Metric(m), row)
 		}
 	}
-	l.correction, l.prediction, l.ccv, l.instances, l.statBounds, l.trace = corr, pred, loc.CCV, stats.Instances, stats.Bounds, nil
+	l.ccv, l.instances, l.statBounds, l.trace = loc.CCV, stats.Instances, stats.Bounds, nil
 	if cc := patterns.CommCountsOf(bus); cc != nil {
 		l.comm = commStats(l.rank, cc)
 	}

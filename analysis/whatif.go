@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"scout/patterns"
@@ -107,13 +108,13 @@ func ParseRanks(s string) ([]int, error) {
 			continue
 		}
 		lo, hi, isRange := strings.Cut(f, "-")
-		var a, b int
-		if _, err := fmt.Sscanf(lo, "%d", &a); err != nil || fmt.Sprint(a) != lo || a < 0 {
+		a, err := strconv.Atoi(lo)
+		if err != nil || strconv.Itoa(a) != lo || a < 0 {
 			return nil, fmt.Errorf("rank list %q: %q is not a rank", s, f)
 		}
-		b = a
+		b := a
 		if isRange {
-			if _, err := fmt.Sscanf(hi, "%d", &b); err != nil || fmt.Sprint(b) != hi || b < a {
+			if b, err = strconv.Atoi(hi); err != nil || strconv.Itoa(b) != hi || b < a {
 				return nil, fmt.Errorf("rank list %q: %q is not a range of ranks", s, f)
 			}
 		}

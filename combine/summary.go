@@ -84,12 +84,19 @@ const (
 )
 
 // delayKinds are the delay costs by kind of wait state: the short- and
-// long-term metric and the kind's display name, as the derived tree's
-// delay_*_aggregate metrics have them.
-var delayKinds = func() (ks []struct{ short, long, display string }) {
+// long-term metric, the kind's display name and whether it is one of
+// MPI's, as the derived tree's delay_*_aggregate metrics have them.
+var delayKinds = func() (ks []struct {
+	short, long, display string
+	mpi                  bool
+}) {
 	for _, m := range metricTree {
-		if (m.Parent == "delay_p2p" || m.Parent == "delay_collective" || m.Parent == "delay_omp") && len(m.terms) == 2 {
-			ks = append(ks, struct{ short, long, display string }{m.terms[0], m.terms[1], m.Display})
+		mpi := m.Parent == "delay_p2p" || m.Parent == "delay_collective"
+		if (mpi || m.Parent == "delay_omp") && len(m.terms) == 2 {
+			ks = append(ks, struct {
+				short, long, display string
+				mpi                  bool
+			}{m.terms[0], m.terms[1], m.Display, mpi})
 		}
 	}
 	return ks

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"scout/patterns"
-	"scout/replay"
 )
 
 // PredictionRow is one hypothesis of a what-if prediction as the table
@@ -95,12 +94,6 @@ type DelaySource struct {
 	Cost float64
 }
 
-// delayMetrics are the delay costs of MPI wait states, short- and
-// long-term.
-var delayMetrics = []replay.Metric{patterns.DelayLateSender, patterns.DelayLateReceiver, patterns.DelayBarrier,
-	patterns.DelayNxN, patterns.DelayOneToN, patterns.DelayNToOne, patterns.DelayLateSenderLT,
-	patterns.DelayLateReceiverLT, patterns.DelayBarrierLT, patterns.DelayNxNLT, patterns.DelayOneToNLT, patterns.DelayNToOneLT}
-
 // DelaySources returns the n call paths on ranks with the largest delay
 // costs, largest first (none when the report has no root causes).
 func (r *Report) DelaySources(n int) []DelaySource {
@@ -108,12 +101,25 @@ func (r *Report) DelaySources(n int) []DelaySource {
 		cp   uint32
 		rank int
 	}
+	// the delay costs of MPI wait states, short- and long-term
+	mpi := map[string]bool{}
+	for _, d := range delayKinds {
+		if d.mpi {
+			mpi[d.short], mpi[d.long] = true, true
+		}
+	}
+	var metrics []int
+	for id, m := range r.Metrics {
+		if mpi[m.Name] {
+			metrics = append(metrics, id)
+		}
+	}
 	byKey := map[key]float64{}
 	for i := range r.Results {
 		res := &r.Results[i]
 		rank := r.Placements[res.Location].Rank
-		for _, m := range delayMetrics {
-			for cp, v := range res.Row(int(m)) {
+		for _, m := range metrics {
+			for cp, v := range res.Row(m) {
 				if v > 0 {
 					byKey[key{uint32(cp), rank}] += v
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 
 	"scout/localtrace"
@@ -412,10 +413,7 @@ func (p *predictor) start(c *replay.Ctx) error {
 	p.remove = make([]WaitClass, p.k)
 	p.scale = make([][]scaled, len(p.t.Callpaths))
 	rank := c.Loc.Rank
-	var global func(uint32) uint32
-	if _, g := c.Loc.GlobalPaths(); g != nil {
-		global = g
-	}
+	_, global := c.Loc.GlobalPaths()
 	var path []uint32
 	for k, h := range hs {
 		if h.Ranks != nil && !h.Ranks[rank] {
@@ -424,7 +422,7 @@ func (p *predictor) start(c *replay.Ctx) error {
 		p.remove[k] = h.Remove
 		for cp := range p.t.Callpaths {
 			f, ok := 1.0, false
-			if h.Callpaths != nil && global != nil {
+			if h.Callpaths != nil {
 				f, ok = h.Callpaths[global(uint32(cp))]
 			}
 			if !ok && len(h.Paths) > 0 {
@@ -537,7 +535,7 @@ func (p *predictor) constrained(j int, S float64, dS []float64, wc WaitClass) {
 			p.res.Selected[sc.k] += dt
 		}
 	}
-	p.res.Waits[bitIndex(wc)] += w
+	p.res.Waits[bits.TrailingZeros16(uint16(wc))] += w
 	for k := range p.d {
 		s := p.s[k]
 		own := p.d[k] + w + s*(dt-w)
@@ -571,15 +569,6 @@ func (p *predictor) constrainedBy(j int, v []float64, wc WaitClass) {
 		p.dS = append(p.dS, v[0]-v[1+k])
 	}
 	p.constrained(j, v[0], p.dS, wc)
-}
-
-func bitIndex(w WaitClass) int {
-	for i := range numWaitClasses {
-		if w == 1<<i {
-			return i
-		}
-	}
-	return 0
 }
 
 // collFlow says how the data of a collective flows at member me (its
