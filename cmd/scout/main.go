@@ -19,7 +19,10 @@ func main() {
 		debug.SetGCPercent(25)
 	}
 	handleSignals(os.Stderr)
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	stopProfiles := startProfiles()
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	stopProfiles()
+	if err != nil {
 		if !errors.Is(err, analysis.ErrReported) {
 			fmt.Fprintf(os.Stderr, "scout: %v\n", err)
 		}

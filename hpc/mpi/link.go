@@ -55,14 +55,19 @@ import (
 // messages of one tag, for hosted runs (hpc.RunHosted) with several
 // virtual ranks per MPI process.
 //
-// MPI is initialized without thread support, so every MPI call of a
-// link happens in Recv and Close, which must be called on the goroutine
-// that called Init (hpc.RunHosted calls Recv on its caller's goroutine).
-// Send, called by the virtual ranks' goroutines, only queues the
-// message; Recv starts the queued sends (MPI_Isend, in order, which keeps
-// each pair of processes in order), completes them (MPI_Test), and polls
-// for arrivals (MPI_Improbe from any source) until one arrives, yielding
-// and then sleeping between polls while idle (see idle).
+// Recv, Progress, Poll and Close must be called on the goroutine that
+// called Init (hpc.RunHosted calls Recv on its caller's goroutine). Send,
+// called by the virtual ranks' goroutines, queues the message; Recv,
+// Progress, Poll and Close start the queued sends (MPI_Isend, in order,
+// which keeps each pair of processes in order) and complete them
+// (MPI_Test); Recv and Poll poll for arrivals (MPI_Improbe from any
+// source), Recv until one arrives, yielding and then sleeping between
+// polls while idle (see idle). When MPI provides MPI_THREAD_SERIALIZED,
+// Send starts the queued sends itself unless another goroutine is in an
+// MPI call of the link: waking the goroutine that drives the link, a
+// thread of its own, for every message cost more than the replay (a
+// backward replay of 4 ranks on 2 processes took 10 times as long as on
+// 1 or 4).
 type Link struct {
 	c   *Comm
 	tag int
@@ -70,6 +75,9 @@ type Link struct {
 	mu     sync.Mutex
 	out    []linkMsg // queued by Send, not yet started
 	closed bool
+
+	// calls is held during the link's MPI calls (progress and probes)
+	calls sync.Mutex
 
 	pending []*Request    // started sends; Recv and Close only
 	wake    chan struct{} // signalled by Send, for an idle Recv
@@ -97,8 +105,8 @@ func (l *Link) Proc() int { return l.c.rank }
 // Procs returns the number of processes in the communicator.
 func (l *Link) Procs() int { return l.c.size }
 
-// Send queues msg for process proc; Recv, Progress, Poll or Close
-// sends it. The link owns msg from now on.
+// Send queues msg for process proc and, if it can, starts it (see
+// Link). The link owns msg from now on.
 func (l *Link) Send(proc int, msg []byte) error {
 	if proc < 0 || proc >= l.c.size {
 		return fmt.Errorf("mpi: link send to process %d of %d", proc, l.c.size)
@@ -106,13 +114,19 @@ func (l *Link) Send(proc int, msg []byte) error {
 	if len(msg) > math.MaxInt32 {
 		return fmt.Errorf("mpi: link send of %d bytes: too large", len(msg))
 	}
-	m := linkMsg{to: proc, msg: msg}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return hpc.ErrLinkClosed
 	}
-	l.out = append(l.out, m)
+	l.out = append(l.out, linkMsg{to: proc, msg: msg})
+	l.mu.Unlock()
+	if serialized && l.calls.TryLock() {
+		// start it here: the driving goroutine may be asleep
+		_, err := l.progress(false)
+		l.calls.Unlock()
+		return err
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -124,9 +138,11 @@ func (l *Link) Send(proc int, msg []byte) error {
 // tests them for completion while it has sends to start.
 const reapEvery = 32
 
-// progress starts the queued sends and releases the completed ones. It
-// reports whether it did anything.
-func (l *Link) progress() (bool, error) {
+// progress starts the queued sends and releases the completed ones,
+// testing them in bulk: when reapEvery have piled up, or with sweep when
+// it started none. It reports whether it did anything. The caller holds
+// l.calls.
+func (l *Link) progress(sweep bool) (bool, error) {
 	l.mu.Lock()
 	out := l.out
 	l.out = nil
@@ -142,7 +158,7 @@ func (l *Link) progress() (bool, error) {
 		l.pending = append(l.pending, r)
 	}
 	busy := len(out) > 0
-	if len(l.pending) < reapEvery && len(out) > 0 {
+	if len(l.pending) < reapEvery && (len(out) > 0 || !sweep) {
 		return busy, nil // most sends complete at once: test them in bulk
 	}
 	keep := l.pending[:0]
@@ -196,21 +212,11 @@ func (l *Link) Recv() (int, []byte, error) {
 		if closed {
 			return 0, nil, hpc.ErrLinkClosed
 		}
-		busy, err := l.progress()
-		if err != nil {
-			return 0, nil, err
-		}
-		var flag, src, count C.int
-		var msg C.MPI_Message
-		if err := check("MPI_Improbe", C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
-			return 0, nil, err
-		}
-		if flag != 0 {
-			buf := make([]byte, int(count)+1) // never empty, for the pointer
-			if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, &msg)); err != nil {
-				return 0, nil, err
-			}
-			return int(src), buf[:count:count], nil
+		l.calls.Lock()
+		busy, from, buf, err := l.probe()
+		l.calls.Unlock()
+		if err != nil || buf != nil {
+			return from, buf, err
 		}
 		if busy {
 			round = 0
@@ -219,10 +225,41 @@ func (l *Link) Recv() (int, []byte, error) {
 	}
 }
 
+// probe starts the queued sends, releases the completed ones and
+// receives a message if one is there (buf nil if none). The caller holds
+// l.calls.
+func (l *Link) probe() (busy bool, from int, buf []byte, err error) {
+	if busy, err = l.progress(true); err != nil {
+		return busy, 0, nil, err
+	}
+	var flag, src, count C.int
+	var msg C.MPI_Message
+	if err := check("MPI_Improbe", C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
+		return busy, 0, nil, err
+	}
+	if flag == 0 {
+		return busy, 0, nil, nil
+	}
+	from, buf, err = l.mrecv(int(src), count, &msg)
+	return true, from, buf, err
+}
+
+// mrecv receives the matched message msg of count bytes from src. The
+// caller holds l.calls.
+func (l *Link) mrecv(src int, count C.int, msg *C.MPI_Message) (int, []byte, error) {
+	buf := make([]byte, int(count)+1) // never empty, for the pointer
+	if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, msg)); err != nil {
+		return 0, nil, err
+	}
+	return src, buf[:count:count], nil
+}
+
 // Progress starts the queued sends and releases the completed ones. It
 // must be called on the goroutine that called Init.
 func (l *Link) Progress() error {
-	_, err := l.progress()
+	l.calls.Lock()
+	defer l.calls.Unlock()
+	_, err := l.progress(false)
 	return err
 }
 
@@ -236,7 +273,9 @@ func (l *Link) Poll(d time.Duration) (int, []byte, bool, error) {
 	if closed {
 		return 0, nil, false, hpc.ErrLinkClosed
 	}
-	if _, err := l.progress(); err != nil {
+	l.calls.Lock()
+	defer l.calls.Unlock()
+	if _, err := l.progress(true); err != nil {
 		return 0, nil, false, err
 	}
 	var flag, src, count C.int
@@ -247,11 +286,8 @@ func (l *Link) Poll(d time.Duration) (int, []byte, bool, error) {
 	if flag == 0 {
 		return 0, nil, false, nil
 	}
-	buf := make([]byte, int(count)+1) // never empty, for the pointer
-	if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, &msg)); err != nil {
-		return 0, nil, false, err
-	}
-	return int(src), buf[:count:count], true, nil
+	from, buf, err := l.mrecv(int(src), count, &msg)
+	return from, buf, err == nil, err
 }
 
 // Close sends what is still queued and waits until every send has
@@ -269,7 +305,9 @@ func (l *Link) Close() error {
 	var err error
 	for round := 0; ; round++ {
 		var busy bool
-		busy, err = l.progress()
+		l.calls.Lock()
+		busy, err = l.progress(true)
+		l.calls.Unlock()
 		l.mu.Lock()
 		queued := len(l.out)
 		l.mu.Unlock()

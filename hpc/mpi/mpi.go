@@ -53,6 +53,10 @@ static int scout_cancel(MPI_Request *req) {
 	return MPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
+static int scout_init_thread(int *provided) {
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
+}
+
 static int scout_set_errors_return(MPI_Comm comm) {
 	return MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 }
@@ -84,11 +88,20 @@ func check(call string, rc C.int) error {
 
 var started bool
 
-// Init starts MPI (once per process). MPI calls must come from the
-// goroutine that called Init, which stays locked to its OS thread.
+// serialized tells whether MPI provides MPI_THREAD_SERIALIZED: any
+// thread may call it, one at a time.
+var serialized bool
+
+// Init starts MPI (once per process), asking for MPI_THREAD_SERIALIZED.
+// MPI calls must come from the goroutine that called Init, which stays
+// locked to its OS thread, but for a Link's sends (Link.Send).
 func Init() {
 	runtime.LockOSThread()
-	gompi.Start(false)
+	var provided C.int
+	if C.scout_init_thread(&provided) != C.MPI_SUCCESS {
+		panic("mpi: MPI_Init_thread failed")
+	}
+	serialized = provided >= C.MPI_THREAD_SERIALIZED
 	started = true
 	C.scout_set_errors_return(C.scout_world())
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// startProfiles starts the profiles that developers ask for in the
+// environment: SCOUT_CPUPROFILE=FILE writes a CPU profile, and
+// SCOUT_MEMPROFILE=FILE a heap profile (in use at the end and allocated
+// in all) when the command ends. Under mpirun each process appends
+// ".RANK" to FILE. The returned function stops them; it is a no-op when
+// none was asked for. They are environment variables, not flags, so
+// that job scripts and the MPI build take them without a change of the
+// command line.
+func startProfiles() (stop func()) {
+	suffix := ""
+	if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r != "" {
+		suffix = "." + r
+	} else if r := os.Getenv("PMI_RANK"); r != "" {
+		suffix = "." + r
+	}
+	var stops []func()
+	if name := os.Getenv("SCOUT_CPUPROFILE"); name != "" {
+		f, err := os.Create(name + suffix)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scout: SCOUT_CPUPROFILE: %v\n", err)
+		} else {
+			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if name := os.Getenv("SCOUT_MEMPROFILE"); name != "" {
+		stops = append(stops, func() {
+			f, err := os.Create(name + suffix)
+			if err == nil {
+				runtime.GC()
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "scout: SCOUT_MEMPROFILE: %v\n", err)
+			}
+		})
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}
