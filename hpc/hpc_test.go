@@ -782,3 +782,72 @@ func TestIntsRuns(t *testing.T) {
 		t.Error("a run of 3 in a list of 2 decoded")
 	}
 }
+
+// TestDrain: a rank that drives the link itself and never waits (its
+// messages are there when it needs them) still takes in what its
+// partners sent ahead, a few frames every drainEvery sends, so that they
+// wait in its mailbox rather than in the link's buffers.
+func TestDrain(t *testing.T) {
+	const ahead, sends = 2000, 5 * drainEvery
+	links := NewMemLinks(2)
+	box := links[0].(*memLink).net.boxes[0]
+	queued := func() int {
+		box.mu.Lock()
+		defer box.mu.Unlock()
+		return len(box.msgs) - box.head
+	}
+	sent := make(chan struct{})
+	var before, after int
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for p := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = RunHosted(links[p], []int{0, 1}, func(c Comm) error {
+				if c.Rank() == 1 {
+					for i := range ahead {
+						if err := c.Send(0, 1, []byte{byte(i)}); err != nil {
+							return err
+						}
+					}
+					close(sent)
+					for range sends {
+						if _, err := c.Recv(0, 2); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				<-sent // rank 1's messages are in this process's link
+				before = queued()
+				for range sends {
+					if err := c.Send(1, 2, nil); err != nil {
+						return err
+					}
+				}
+				after = queued()
+				for i := range ahead {
+					b, err := c.Recv(1, 1)
+					if err != nil {
+						return err
+					}
+					if len(b) != 1 || b[0] != byte(i) {
+						return fmt.Errorf("message %d: got %v", i, b)
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	// (process 0 receives its probe ticks meanwhile too)
+	if want := before - sends/2; before < ahead || after > want {
+		t.Errorf("frames in the link: %d before %d sends, %d after, want at most %d", before, sends, after, want)
+	}
+}

@@ -45,8 +45,8 @@ type Poller interface {
 	// Progress starts the sends queued so far without waiting for
 	// anything.
 	Progress() error
-	// Poll waits up to about d for a message from any process; ok says
-	// whether one arrived.
+	// Poll waits up to about d for a message from any process (d = 0:
+	// takes one if it is there); ok says whether one arrived.
 	Poll(d time.Duration) (proc int, msg []byte, ok bool, err error)
 }
 

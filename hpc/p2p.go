@@ -112,6 +112,7 @@ func (c *comm) post(dst, tag int, data []byte) error {
 	err := w.link.Send(w.place[dst], encodeData(k, dst, data))
 	if err == nil && w.poller != nil {
 		err = w.poller.Progress() // this rank drives the link
+		w.drain()
 	}
 	if err != nil {
 		w.mu.Lock()
@@ -198,6 +199,9 @@ func (w *world) await(r *rank, what wait) (message, error) {
 	if r.ready(&what) {
 		m := r.take(what.key)
 		r.mu.Unlock()
+		if w.poller != nil {
+			w.drain()
+		}
 		return m, nil
 	}
 	r.buf = what

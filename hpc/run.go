@@ -66,6 +66,7 @@ type world struct {
 	procs  int
 	link   Link   // nil in-process
 	poller Poller // set when the only local rank drives the link
+	drains int    // the rank's calls since its last drain
 	ranks  []*rank
 	local  []*rank
 
@@ -385,20 +386,48 @@ func (w *world) route() {
 // before it looks at its own state again.
 const pollSlice = time.Millisecond
 
+// drainEvery is how many sends and receives a rank that drives the
+// link itself makes without waiting before it takes in what arrived
+// meanwhile (drain).
+const drainEvery = 64
+
+// drain handles the frames that have arrived, up to a few, without
+// waiting, for the rank that drives the link itself, every drainEvery
+// calls that did not wait: a rank whose messages are all there when it
+// needs them would otherwise not look at the link, and what its partners
+// send ahead of it would pile up in the link's own buffers (MPI's, at
+// some hundred bytes per message) instead of its mailbox.
+func (w *world) drain() {
+	if w.drains++; w.drains < drainEvery {
+		return
+	}
+	w.drains = 0
+	for range drainEvery {
+		if !w.pollFor(0) {
+			return
+		}
+	}
+}
+
 // poll waits a little for a frame and handles it, for the rank that
 // drives the link itself.
-func (w *world) poll() {
-	from, msg, ok, err := w.poller.Poll(pollSlice)
+func (w *world) poll() { w.pollFor(pollSlice) }
+
+// pollFor waits up to d for a frame and handles it; it reports whether
+// one came.
+func (w *world) pollFor(d time.Duration) bool {
+	from, msg, ok, err := w.poller.Poll(d)
 	if err == nil && !ok {
-		return
+		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
 		w.linkFailed(err)
-		return
+		return false
 	}
 	w.handle(from, msg)
+	return true
 }
 
 // handle processes one frame and reports whether the router is done. A

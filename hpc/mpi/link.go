@@ -280,7 +280,11 @@ func (l *Link) Poll(d time.Duration) (int, []byte, bool, error) {
 	}
 	var flag, src, count C.int
 	var msg C.MPI_Message
-	if err := check("MPI_Improbe", C.scout_link_poll(C.int(l.tag), l.c.c, C.double(d.Microseconds()), &flag, &msg, &src, &count)); err != nil {
+	rc := C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)
+	if rc == C.MPI_SUCCESS && flag == 0 && d > 0 {
+		rc = C.scout_link_poll(C.int(l.tag), l.c.c, C.double(d.Microseconds()), &flag, &msg, &src, &count)
+	}
+	if err := check("MPI_Improbe", rc); err != nil {
 		return 0, nil, false, err
 	}
 	if flag == 0 {
