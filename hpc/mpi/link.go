@@ -79,7 +79,7 @@ type Link struct {
 	// calls is held during the link's MPI calls (progress and probes)
 	calls sync.Mutex
 
-	pending []*Request    // started sends; Recv and Close only
+	pending []*Request    // started sends (under calls)
 	wake    chan struct{} // signalled by Send, for an idle Recv
 	timer   *time.Timer   // Recv's idle sleeps
 }
@@ -275,22 +275,19 @@ func (l *Link) Poll(d time.Duration) (int, []byte, bool, error) {
 	}
 	l.calls.Lock()
 	defer l.calls.Unlock()
-	if _, err := l.progress(true); err != nil {
-		return 0, nil, false, err
+	_, from, buf, err := l.probe()
+	if err != nil || buf != nil || d <= 0 {
+		return from, buf, buf != nil && err == nil, err
 	}
 	var flag, src, count C.int
 	var msg C.MPI_Message
-	rc := C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)
-	if rc == C.MPI_SUCCESS && flag == 0 && d > 0 {
-		rc = C.scout_link_poll(C.int(l.tag), l.c.c, C.double(d.Microseconds()), &flag, &msg, &src, &count)
-	}
-	if err := check("MPI_Improbe", rc); err != nil {
+	if err := check("MPI_Improbe", C.scout_link_poll(C.int(l.tag), l.c.c, C.double(d.Microseconds()), &flag, &msg, &src, &count)); err != nil {
 		return 0, nil, false, err
 	}
 	if flag == 0 {
 		return 0, nil, false, nil
 	}
-	from, buf, err := l.mrecv(int(src), count, &msg)
+	from, buf, err = l.mrecv(int(src), count, &msg)
 	return from, buf, err == nil, err
 }
 

@@ -1,7 +1,8 @@
 //go:build mpi
 
-// Package mpi binds the few MPI calls scout needs, through cgo:
-// github.com/sbromberger/gompi starts and stops MPI; this package adds a
+// Package mpi binds the few MPI calls scout needs, through cgo: it
+// starts MPI (MPI_Init_thread), github.com/sbromberger/gompi stops it;
+// this package adds a
 // Link for hosted runs (hpc.RunHosted, which carries the replay), and on
 // the world communicator the calls that collect the results: buffered
 // sends, receives of any length, barrier, broadcast and gathers of byte
