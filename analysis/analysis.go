@@ -402,6 +402,7 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 		return nil, explainFailure(fs)
 	}
 	rep := s.report(tree)
+	rep.Statistics = combine.StatsOf(s.statSources(all))
 	for _, l := range all {
 		if err := add(rep, l.result(len(tree.Nodes))); err != nil {
 			return nil, err
@@ -521,8 +522,6 @@ type result struct {
 	Result     combine.Result
 	Events     int
 	CCV        replay.Violations
-	Instances  []patterns.Instance
-	StatBounds []float64
 	Tasks      uint64
 	Correction *patterns.Correction
 	Prediction *patterns.Prediction
@@ -533,21 +532,13 @@ type result struct {
 
 // result returns l's contribution to a report over n global call paths.
 func (l *located) result(n int) result {
-	res, inst := l.toGlobal(n)
-	return result{Result: res, Events: l.events, CCV: l.ccv, Instances: inst, StatBounds: l.statBounds, Tasks: l.tasks, Correction: l.correction, Prediction: l.prediction, Comm: l.comm}
+	return result{Result: l.toGlobal(n), Events: l.events, CCV: l.ccv, Tasks: l.tasks, Correction: l.correction, Prediction: l.prediction, Comm: l.comm}
 }
 
 // add adds one location's contribution to rep.
 func add(rep *combine.Report, r result) error {
 	if err := rep.Add(r.Result); err != nil {
 		return err
-	}
-	rep.Instances = append(rep.Instances, r.Instances...)
-	if len(rep.StatBounds) < len(r.StatBounds) {
-		rep.StatBounds = append(rep.StatBounds, make([]float64, len(r.StatBounds)-len(rep.StatBounds))...)
-	}
-	for i, b := range r.StatBounds {
-		rep.StatBounds[i] = max(rep.StatBounds[i], b)
 	}
 	rep.Events += r.Events
 	rep.OmpTasks += r.Tasks
@@ -574,9 +565,9 @@ func add(rep *combine.Report, r result) error {
 	return nil
 }
 
-// toGlobal returns l's values and instances with global call paths (of
-// which there are n); the instances are mapped in place.
-func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
+// toGlobal returns l's values with global call paths (of which there
+// are n).
+func (l *located) toGlobal(n int) combine.Result {
 	res := combine.Result{Location: l.loc, Values: make([][]float64, len(l.values)), Timeline: l.timeline}
 	for m, local := range l.values {
 		if local == nil {
@@ -588,10 +579,23 @@ func (l *located) toGlobal(n int) (combine.Result, []patterns.Instance) {
 		}
 		res.Values[m] = g
 	}
-	for i := range l.instances {
-		l.instances[i].Callpath = l.global[l.instances[i].Callpath]
+	return res
+}
+
+// statSources returns the wait-state instances of ls, with global call
+// paths (mapped in place), for the statistics; the locations let go of
+// them.
+func (s *session) statSources(ls []*located) []combine.StatSource {
+	srcs := make([]combine.StatSource, 0, len(ls))
+	for _, l := range ls {
+		for i := range l.instances {
+			l.instances[i].Callpath = l.global[l.instances[i].Callpath]
+		}
+		pl := s.pl[l.loc]
+		srcs = append(srcs, combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Instances: l.instances, Bounds: l.statBounds})
+		l.instances, l.statBounds = nil, nil
 	}
-	return res, l.instances
+	return srcs
 }
 
 // warnCCV reports clock-condition violations, if any, and the OpenMP

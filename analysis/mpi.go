@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,6 +148,10 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 		}
 		s.log.Printf("peak memory per process before combining (rank:MiB):%s", b.String())
 	}
+	stats, err := s.statisticsMPI(w, mine)
+	if err != nil {
+		return fail(err)
+	}
 	// Rank 0 collects the results location by location, process after
 	// process, so that besides the report it holds one location's
 	// encoded result at a time.
@@ -169,6 +174,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 		return nil, nil
 	}
 	rep := s.report(tree)
+	rep.Statistics = stats
 	for _, l := range mine {
 		if err := add(rep, l.result(len(tree.Nodes))); err != nil {
 			return fail(err)
@@ -201,9 +207,117 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err := w.Finish(); err != nil {
 		return fail(err)
 	}
+	if _, quiet := s.log.(silent); !quiet {
+		// What rank 0 holds once it has every result: it grows with the
+		// locations and call paths, not with the other processes'
+		// wait-state instances (statisticsMPI).
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s.log.Printf("rank 0 holds %.1f MiB of heap after combining the results", float64(ms.HeapAlloc)/(1<<20))
+	}
 	rep.Sort()
 	s.warnCCV(rep)
 	return rep, nil
+}
+
+// statisticsMPI computes the statistics of the locations of all
+// processes (combine.StatPart) from mine, this process's: rank 0 gets
+// them, the others nil. The processes agree on the basis (an
+// Allgather), send the partial aggregates of every collective operation
+// to its owner (combine.CollOwner), and send their parts to rank 0, which
+// merges them as they come: it holds parts, never the instances of
+// other processes.
+func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.PatternStats, error) {
+	srcs := s.statSources(mine)
+	basis := combine.NewStatBasis(srcs)
+	enc := func(v any) ([]byte, error) {
+		var buf bytes.Buffer
+		err := gob.NewEncoder(&buf).Encode(v)
+		return buf.Bytes(), err
+	}
+	dec := func(proc int, b []byte, v any) error {
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+			return fmt.Errorf("decoding the statistics of process %d: %w", proc, err)
+		}
+		return nil
+	}
+	b, err := enc(basis)
+	if err != nil {
+		return nil, err
+	}
+	all, err := w.Allgather(b)
+	if err != nil {
+		return nil, err
+	}
+	me, procs := w.Rank(), w.Size()
+	for proc, b := range all {
+		if proc == me {
+			continue
+		}
+		var o combine.StatBasis
+		if err := dec(proc, b, &o); err != nil {
+			return nil, err
+		}
+		basis.Merge(o)
+	}
+	type collMsg struct{ Parts []combine.CollPart }
+	colls := combine.CollParts(srcs)
+	if procs > 1 {
+		out := make([][]combine.CollPart, procs)
+		for i := range colls {
+			o := combine.CollOwner(&colls[i], procs)
+			out[o] = append(out[o], colls[i])
+		}
+		for proc := range procs {
+			if proc == me {
+				continue
+			}
+			b, err := enc(collMsg{out[proc]})
+			if err != nil {
+				return nil, err
+			}
+			if err := w.Send(proc, statsTag, b); err != nil {
+				return nil, err
+			}
+		}
+		lists := [][]combine.CollPart{out[me]}
+		for proc := range procs {
+			if proc == me {
+				continue
+			}
+			b, err := w.Recv(proc, statsTag)
+			if err != nil {
+				return nil, err
+			}
+			var m collMsg
+			if err := dec(proc, b, &m); err != nil {
+				return nil, err
+			}
+			lists = append(lists, m.Parts)
+		}
+		colls = combine.MergeCollParts(lists...)
+	}
+	part := combine.SummarizeStats(srcs, colls, basis)
+	if me != 0 {
+		b, err := enc(part)
+		if err != nil {
+			return nil, err
+		}
+		return nil, w.Send(0, statsTag, b)
+	}
+	for proc := 1; proc < procs; proc++ {
+		b, err := w.Recv(proc, statsTag)
+		if err != nil {
+			return nil, err
+		}
+		var o combine.StatPart
+		if err := dec(proc, b, &o); err != nil {
+			return nil, err
+		}
+		part.Merge(o)
+	}
+	return part.Stats(basis), nil
 }
 
 // firstRank is the first application rank process proc hosts.
@@ -257,6 +371,9 @@ const hostedTag = 4242
 
 // resultTag is the MPI tag of the results sent to rank 0.
 const resultTag = 4243
+
+// statsTag is the MPI tag of the statistics' exchanges (statisticsMPI).
+const statsTag = 4244
 
 // replayHosted replays the locations this process hosts: the threads of
 // its ranks, in the order of the replay (session.order). With one

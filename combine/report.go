@@ -57,14 +57,9 @@ type Report struct {
 	Correction *patterns.Correction
 	// Prediction is what the what-if prediction found (nil without one).
 	Prediction *patterns.Prediction
-	// Instances are the wait-state instances for the statistics file,
-	// with global call paths.
-	Instances []patterns.Instance
-	// StatBounds are, by index into patterns.StatPatterns, the longest
-	// operation of the kind each pattern measures, over all locations
-	// (patterns.Statistics.Bounds), by which the statistics scale its
-	// waits; nil if unknown.
-	StatBounds []float64
+	// Statistics are the statistics of the wait-state instances, for
+	// the statistics file (Stats).
+	Statistics []PatternStats
 	// Skipped are the parts of the analysis that did not run
 	// (analysis.Plan.Skip): their metrics, and the metrics derived from
 	// them, are not in the report.

@@ -4,13 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"runtime"
-	"slices"
-	"sort"
-	"sync"
-	"sync/atomic"
 
 	"scout/patterns"
 )
@@ -28,140 +21,23 @@ type PatternStats struct {
 	Severe                      []patterns.Instance // most severe, largest first
 }
 
-// Stats computes the statistics of every pattern with instances, in the
-// order of patterns.StatPatterns. Observations are the per-location wait
-// times; the severe-instance list aggregates collective operations over
-// their participants (summed wait, earliest begin, latest end, the rank
-// that waited longest). The median and quartiles are estimated as the
-// reference analyzer does (see densityEstimate), on the scale of the
-// pattern's bound (statBounds): one estimate per rank, in the order of
-// the instances, merged in rank order (the reference keeps one per
-// location and merges the threads' and then the ranks'; the results
-// agree but for rounding).
-func (r *Report) Stats() []PatternStats {
-	var out []PatternStats
-	bounds := r.statBounds()
-	type part struct {
-		obs   []float64 // one rank's observations, in instance order
-		scale float64   // 1 / the pattern's bound
-		est   densityEstimate
-	}
-	var parts [][]*part // by entry of out, in rank order
-	for pi, name := range patterns.StatPatterns {
-		var obs []float64
-		agg := map[patterns.CollKey]*patterns.Instance{}
-		var inst []*patterns.Instance
-		var maxDur = map[patterns.CollKey]float64{}
-		perRank := map[int32]*part{}
-		for i := range r.Instances {
-			in := &r.Instances[i]
-			if int(in.Pattern) != pi {
-				continue
-			}
-			if in.Duration > 0 {
-				obs = append(obs, in.Duration)
-				p := perRank[in.Rank]
-				if p == nil {
-					p = &part{scale: 1 / bounds[pi]}
-					perRank[in.Rank] = p
-				}
-				p.obs = append(p.obs, in.Duration)
-			}
-			if in.Coll.Seq < 0 {
-				if in.Duration > 0 {
-					inst = append(inst, in)
-				}
-				continue
-			}
-			a := agg[in.Coll]
-			if a == nil {
-				c := *in
-				agg[in.Coll] = &c
-				maxDur[in.Coll] = in.Duration
-				inst = append(inst, &c)
-				continue
-			}
-			a.Duration += in.Duration
-			a.Enter = math.Min(a.Enter, in.Enter)
-			a.Exit = math.Max(a.Exit, in.Exit)
-			if in.Duration > maxDur[in.Coll] || (in.Duration == maxDur[in.Coll] && in.Rank < a.Rank) {
-				maxDur[in.Coll], a.Rank = in.Duration, in.Rank
-			}
-		}
-		if len(obs) == 0 {
-			continue
-		}
-		out = append(out, summarize(name, obs, inst))
-		ps := make([]*part, 0, len(perRank))
-		for _, rk := range slices.Sorted(maps.Keys(perRank)) {
-			ps = append(ps, perRank[rk])
-		}
-		parts = append(parts, ps)
-	}
-	// the ranks' estimates (60 polynomials per observation), in parallel
-	var jobs []*part
-	for i := range out {
-		jobs = append(jobs, parts[i]...)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := int(next.Add(1) - 1); k < len(jobs); k = int(next.Add(1) - 1) {
-				p := jobs[k]
-				for _, v := range p.obs {
-					p.est.add(v, p.scale)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i := range out {
-		ests := make([]*densityEstimate, len(parts[i]))
-		for k, p := range parts[i] {
-			ests[k] = &p.est
-		}
-		est := mergeEstimates(ests)
-		s := &out[i]
-		s.Quartile25, s.Median, s.Q75 = est.quartiles(parts[i][0].scale)
-	}
-	return out
-}
+// Stats returns the statistics of every pattern with instances, in the
+// order of patterns.StatPatterns (nil for a report without them, one read
+// from a CUBE file). The analysis computes them (StatPart).
+//
+// Observations are the per-location wait times; the severe-instance list
+// aggregates collective operations over their participants (summed wait,
+// earliest begin, latest end, the rank that waited longest). The median
+// and quartiles are estimated as the reference analyzer does (see
+// densityEstimate), on the scale of the pattern's bound (see below): one
+// estimate per rank, merged weighted by the ranks' shares of the
+// observations (the reference keeps one per location and merges the
+// threads' and then the ranks'; the results agree but for rounding).
+func (r *Report) Stats() []PatternStats { return r.Statistics }
 
-// summarize computes count, mean, minimum, maximum, sum and variance of
-// the observations (which it sorts), and picks the most severe instances.
-func summarize(name string, obs []float64, inst []*patterns.Instance) PatternStats {
-	sort.Float64s(obs)
-	n := float64(len(obs))
-	s := PatternStats{Pattern: name, Count: len(obs), Min: obs[0], Max: obs[len(obs)-1]}
-	for _, v := range obs {
-		s.Sum += v
-	}
-	s.Mean = s.Sum / n
-	for _, v := range obs {
-		s.Variance += (v - s.Mean) * (v - s.Mean)
-	}
-	s.Variance /= n // population variance, as the reference analyzer
-	sort.SliceStable(inst, func(i, j int) bool { return inst[i].Duration > inst[j].Duration })
-	seen := map[uint32]bool{}
-	for _, in := range inst {
-		if len(s.Severe) == maxSevere {
-			break
-		}
-		if in.Duration > 0 && !seen[in.Callpath] {
-			seen[in.Callpath] = true
-			s.Severe = append(s.Severe, *in)
-		}
-	}
-	return s
-}
-
-// statBounds returns, by index in patterns.StatPatterns, the bound the
-// pattern's observations are scaled by for the quantile estimate
-// (densityEstimate): as in the reference, the longest operation of the
-// kind the pattern measures, over all locations, whether or not it
+// The bound of a pattern's observations for the quantile estimate
+// (StatBasis) is, as in the reference, the longest operation of
+// the kind the pattern measures, over all locations, whether or not it
 // waited: for Late Sender and its wrong-order part the longest region
 // holding a receive (its Enter to its Leave), for Late Receiver the
 // longest one holding a send, for Wait at Barrier and Barrier Completion
@@ -171,26 +47,8 @@ func summarize(name string, obs []float64, inst []*patterns.Instance) PatternSta
 // end event), for the OpenMP barrier waits the longest explicit or
 // implicit barrier region, for lock contention the longest time from
 // entering a lock's region (the critical section, the lock-API call) to
-// acquiring the lock.
-//
-// The analysis finds them (Report.StatBounds); a pattern without one
-// (a report made otherwise) is scaled by its largest observation.
-func (r *Report) statBounds() []float64 {
-	bounds := make([]float64, len(patterns.StatPatterns))
-	copy(bounds, r.StatBounds)
-	maxObs := make([]float64, len(bounds))
-	for i := range r.Instances {
-		if p := int(r.Instances[i].Pattern); p < len(maxObs) {
-			maxObs[p] = max(maxObs[p], r.Instances[i].Duration)
-		}
-	}
-	for i, b := range bounds {
-		if !(b > 0) {
-			bounds[i] = maxObs[i]
-		}
-	}
-	return bounds
-}
+// acquiring the lock. The analysis finds them (patterns.Statistics.Bounds);
+// a pattern without one is scaled by its largest observation.
 
 // Parameters of the quantile estimate (densityEstimate).
 const (
@@ -211,7 +69,7 @@ const (
 // observations:
 //
 //   - Each observation v is scaled to x = v·s in [0, 1], where s is one over
-//     the pattern's bound (statBounds).
+//     the pattern's bound (StatBasis).
 //   - The density of x is approximated by an orthogonal series of the
 //     Legendre polynomials P_0 … P_59 shifted to [0, 1]: f(x) = Σ c_k P_k(x)
 //     with c_k the mean of (2k+1)·P_k(x_j) over the observations x_j (the
@@ -273,18 +131,15 @@ func (d *densityEstimate) add(v, s float64) {
 
 // mergeEstimates merges the estimates of several locations into one.
 func mergeEstimates(parts []*densityEstimate) densityEstimate {
-	var m densityEstimate
+	var n float64
 	for _, p := range parts {
-		m.n += p.n
+		n += p.n
 	}
+	var sum estimateSum
 	for _, p := range parts {
-		w := p.n / m.n
-		for k := range m.coef {
-			m.coef[k] += w * p.coef[k]
-			m.sqrs[k] += w * p.sqrs[k]
-		}
+		sum.add(p, n)
 	}
-	return m
+	return sum.estimate(n)
 }
 
 // terms returns how many terms of the series the estimate uses.

@@ -223,6 +223,55 @@ func TestMPIMemoryPerRank(t *testing.T) {
 	}
 }
 
+// TestMPIRankZeroInstances: rank 0 does not hold the other processes'
+// wait-state instances. Two traces of the same shape, 100 000 iterations
+// of MPI_Send from rank 0 to MPI_Recv on rank 1: in one rank 0 is late
+// every time (100 000 Late Sender instances on rank 1; as instances
+// they would take 4.6 MiB or more on rank 0), in the other never. The
+// heap rank 0 holds after combining the results must not differ by more
+// than 1 MiB.
+func TestMPIRankZeroInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates two 2.8 M-event traces")
+	}
+	bin := buildMPI(t)
+	const iters = 100_000
+	var heap [2]float64
+	for i, phase := range []string{"late_sender:work=1us", "late_sender:work=1us,delay=5us"} {
+		dir := filepath.Join(t.TempDir(), "ls")
+		if err := run([]string{"tracegen", "-q", "-o", dir, "--ranks", "4", "-i", strconv.Itoa(iters), "--phase", phase}, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		b, err := mpirun(4, bin, "--single-pass", "--no-html", "-o", out, dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpirun: %v\n%s", err, b)
+		}
+		_, line, ok := strings.Cut(string(b), "rank 0 holds ")
+		if !ok {
+			t.Fatalf("no heap report in the output:\n%s", b)
+		}
+		if heap[i], err = strconv.ParseFloat(strings.Fields(line)[0], 64); err != nil {
+			t.Fatalf("bad heap report %q", line)
+		}
+		// the late trace must have its instances
+		stat := string(readFile(t, filepath.Join(out, "trace.stat")))
+		count := "0"
+		for _, l := range strings.Split(stat, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "mpi_latesender" {
+				count = f[1]
+			}
+		}
+		if want := []string{"0", strconv.Itoa(iters)}[i]; count != want {
+			t.Fatalf("trace %d: %s Late Sender instances, want %s\n%s", i, count, want, stat)
+		}
+	}
+	t.Logf("rank 0 heap after combining, MiB: no instances %.1f, %d instances on rank 1 %.1f", heap[0], iters, heap[1])
+	if heap[1] > heap[0]+1 {
+		t.Errorf("rank 0 holds %.1f MiB with %d instances on rank 1, %.1f MiB without", heap[1], iters, heap[0])
+	}
+}
+
 // TestMPIMemoryRanks: a process's memory grows with the ranks it hosts,
 // not with their square: 1 024 and 4 096 ranks of ~100 events each in
 // two processes. With memory linear in the hosted ranks (≈ 50 KiB each

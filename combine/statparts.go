@@ -1,0 +1,554 @@
+package combine
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"math/big"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"scout/patterns"
+)
+
+// The statistics file summarises every wait-state instance of the trace.
+// Under MPI the instances stay where the analysis found them: every
+// process summarises its own locations into a StatPart, parts merge in
+// any order, and the process that writes the file holds parts, not
+// instances. Three steps:
+//
+//  1. Every process computes the StatBasis of its locations (how many
+//     observations each pattern has, and its bound); the bases merge
+//     into one that all processes share.
+//  2. The instances of a collective operation are aggregated over its
+//     participants (CollParts); under MPI the partial aggregates of each
+//     operation meet at one process, its owner.
+//  3. Every process summarises its locations and the aggregates it owns
+//     (SummarizeStats); the parts merge (StatPart.Merge) and give the
+//     statistics (StatPart.Stats).
+//
+// Sums are exact until the end (xsum), so that the result does not depend
+// on how the locations are spread over processes. What depends on an
+// order is fixed by the locations' places: a rank's density estimate
+// takes its observations location by location in thread order, and ties
+// among the most severe instances go to the lower rank, thread and
+// position in the location (StatPos).
+
+// StatSource is one location's wait-state instances, with global call
+// paths, and its bounds (patterns.Statistics.Bounds).
+type StatSource struct {
+	Rank, Thread int32
+	Instances    []patterns.Instance
+	Bounds       []float64
+}
+
+// StatBasis is what the statistics of all locations agree on before
+// any location's observations are summarised: by index into
+// patterns.StatPatterns, the number of observations (waits longer than
+// 0), the largest bound of the locations, and the largest observation
+// (the scale of a pattern without a bound).
+type StatBasis struct {
+	Counts []int64
+	Bounds []float64
+	MaxObs []float64
+}
+
+// NewStatBasis returns the basis of srcs.
+func NewStatBasis(srcs []StatSource) StatBasis {
+	n := len(patterns.StatPatterns)
+	b := StatBasis{Counts: make([]int64, n), Bounds: make([]float64, n), MaxObs: make([]float64, n)}
+	for _, s := range srcs {
+		for i, v := range s.Bounds[:min(n, len(s.Bounds))] {
+			b.Bounds[i] = max(b.Bounds[i], v)
+		}
+		for i := range s.Instances {
+			in := &s.Instances[i]
+			if p := int(in.Pattern); p < n {
+				b.MaxObs[p] = max(b.MaxObs[p], in.Duration)
+				if in.Duration > 0 {
+					b.Counts[p]++
+				}
+			}
+		}
+	}
+	return b
+}
+
+// Merge adds the basis of other locations to b.
+func (b *StatBasis) Merge(o StatBasis) {
+	for i := range b.Counts[:min(len(b.Counts), len(o.Counts))] {
+		b.Counts[i] += o.Counts[i]
+	}
+	for i := range b.Bounds[:min(len(b.Bounds), len(o.Bounds))] {
+		b.Bounds[i] = max(b.Bounds[i], o.Bounds[i])
+	}
+	for i := range b.MaxObs[:min(len(b.MaxObs), len(o.MaxObs))] {
+		b.MaxObs[i] = max(b.MaxObs[i], o.MaxObs[i])
+	}
+}
+
+// scale returns what pattern p's observations are multiplied by for the
+// quantile estimate: one over its bound (see Report.Stats).
+func (b *StatBasis) scale(p int) float64 {
+	bound := b.Bounds[p]
+	if !(bound > 0) {
+		bound = b.MaxObs[p]
+	}
+	return 1 / bound
+}
+
+// StatPos is the place of an instance in the order of the statistics:
+// by rank, thread and position in its location.
+type StatPos struct {
+	Rank, Thread int32
+	Index        int64
+}
+
+func (a StatPos) compare(b StatPos) int {
+	if c := cmp.Compare(a.Rank, b.Rank); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Thread, b.Thread); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Index, b.Index)
+}
+
+// CollPart is the aggregate of some of the instances of one pattern in
+// one collective operation: the sum of their waits, the earliest begin,
+// the latest end, the rank that waited longest (the lowest of equals),
+// and the call path of the first participant (StatPos).
+type CollPart struct {
+	Pattern  uint8
+	Key      patterns.CollKey
+	First    StatPos
+	Callpath uint32
+	Enter    float64
+	Exit     float64
+	Wait     xsum
+	MaxWait  float64
+	MaxRank  int32
+}
+
+func (c *CollPart) merge(o *CollPart) {
+	if o.First.compare(c.First) < 0 {
+		c.First, c.Callpath = o.First, o.Callpath
+	}
+	c.Enter = math.Min(c.Enter, o.Enter)
+	c.Exit = math.Max(c.Exit, o.Exit)
+	c.Wait.addSum(o.Wait)
+	if o.MaxWait > c.MaxWait || (o.MaxWait == c.MaxWait && o.MaxRank < c.MaxRank) {
+		c.MaxWait, c.MaxRank = o.MaxWait, o.MaxRank
+	}
+}
+
+func (c *CollPart) less(o *CollPart) int {
+	if c := cmp.Compare(c.Pattern, o.Pattern); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(c.Key.Comm, o.Key.Comm); c != 0 {
+		return c
+	}
+	return cmp.Compare(c.Key.Seq, o.Key.Seq)
+}
+
+type collID struct {
+	pattern uint8
+	key     patterns.CollKey
+}
+
+// CollParts aggregates the collective instances of srcs, one part per
+// pattern and operation, ordered by pattern, communicator and sequence.
+func CollParts(srcs []StatSource) []CollPart {
+	m := map[collID]*CollPart{}
+	for _, s := range srcs {
+		for i := range s.Instances {
+			in := &s.Instances[i]
+			if in.Coll.Seq < 0 {
+				continue
+			}
+			var w xsum
+			w.add(in.Duration)
+			c := CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
+				Enter: in.Enter, Exit: in.Exit, Wait: w, MaxWait: in.Duration, MaxRank: in.Rank}
+			if a := m[collID{in.Pattern, in.Coll}]; a != nil {
+				a.merge(&c)
+			} else {
+				m[collID{in.Pattern, in.Coll}] = &c
+			}
+		}
+	}
+	return sortedParts(m)
+}
+
+// MergeCollParts merges lists of partial aggregates into one, ordered as
+// CollParts orders them.
+func MergeCollParts(lists ...[]CollPart) []CollPart {
+	if len(lists) == 1 {
+		return lists[0]
+	}
+	m := map[collID]*CollPart{}
+	for _, l := range lists {
+		for i := range l {
+			c := &l[i]
+			if a := m[collID{c.Pattern, c.Key}]; a != nil {
+				a.merge(c)
+			} else {
+				m[collID{c.Pattern, c.Key}] = c
+			}
+		}
+	}
+	return sortedParts(m)
+}
+
+func sortedParts(m map[collID]*CollPart) []CollPart {
+	out := make([]CollPart, 0, len(m))
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b CollPart) int { return a.less(&b) })
+	return out
+}
+
+// CollOwner returns which of procs processes aggregates a collective
+// operation (a hash of its pattern and key, so that the operations of
+// one communicator spread).
+func CollOwner(c *CollPart, procs int) int {
+	h := uint64(c.Key.Comm)*0x9e3779b97f4a7c15 ^ uint64(uint32(c.Key.Seq))*0xc2b2ae3d27d4eb4f ^ uint64(c.Pattern)
+	h ^= h >> 29
+	return int(h % uint64(procs))
+}
+
+// Severe is a candidate for the list of a pattern's most severe
+// instances, with its place in the order of the statistics.
+type Severe struct {
+	patterns.Instance
+	Pos StatPos
+}
+
+// before orders the candidates: longest wait first, then by place.
+func (a *Severe) before(b *Severe) bool {
+	if a.Duration != b.Duration {
+		return a.Duration > b.Duration
+	}
+	return a.Pos.compare(b.Pos) < 0
+}
+
+// PatternPart is what some locations contribute to one pattern's
+// statistics.
+type PatternPart struct {
+	Count    int64
+	Min, Max float64
+	// Sum and Squares are the exact sums of the observations and of
+	// their squares.
+	Sum, Squares xsum
+	// Est is the sum of the locations' density estimates, each weighted
+	// by its share of all observations (StatBasis.Counts).
+	Est estimateSum
+	// Severe holds the most severe instance of each call path, at most
+	// maxSevere of them.
+	Severe []Severe
+}
+
+// StatPart is what some locations contribute to the statistics, by
+// index into patterns.StatPatterns.
+type StatPart struct {
+	Patterns []PatternPart
+}
+
+func newStatPart() StatPart {
+	p := StatPart{Patterns: make([]PatternPart, len(patterns.StatPatterns))}
+	for i := range p.Patterns {
+		p.Patterns[i].Min = math.Inf(1)
+	}
+	return p
+}
+
+// SummarizeStats summarises srcs, which hold every location of their
+// ranks, and the collective aggregates colls, which must be complete
+// (every participant's instance merged), on the basis all parts share.
+// It computes the ranks' density estimates in parallel.
+func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPart {
+	srcs = slices.Clone(srcs)
+	slices.SortStableFunc(srcs, func(a, b StatSource) int { return StatPos{a.Rank, a.Thread, 0}.compare(StatPos{b.Rank, b.Thread, 0}) })
+	var ranks [][]StatSource // the sources of one rank, in thread order
+	for i, s := range srcs {
+		if i == 0 || s.Rank != srcs[i-1].Rank {
+			ranks = append(ranks, nil)
+		}
+		ranks[len(ranks)-1] = append(ranks[len(ranks)-1], s)
+	}
+	np := len(patterns.StatPatterns)
+	scales := make([]float64, np)
+	for p := range scales {
+		scales[p] = basis.scale(p)
+	}
+	// Every worker sums into a part of its own; the sums are exact, so
+	// the merged part does not depend on which worker took which rank.
+	workers := min(runtime.GOMAXPROCS(0), len(ranks))
+	parts := make([]StatPart, workers)
+	best := make([][]map[uint32]Severe, workers) // by pattern: call path → most severe instance
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for wk := range workers {
+		parts[wk] = newStatPart()
+		best[wk] = make([]map[uint32]Severe, np)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part, best := &parts[wk], best[wk]
+			ests := make([]densityEstimate, np)
+			for k := int(next.Add(1) - 1); k < len(ranks); k = int(next.Add(1) - 1) {
+				clear(ests)
+				for _, s := range ranks[k] {
+					for i := range s.Instances {
+						in := &s.Instances[i]
+						p := int(in.Pattern)
+						if p >= np || !(in.Duration > 0) {
+							continue
+						}
+						v := in.Duration
+						pp := &part.Patterns[p]
+						pp.Count++
+						pp.Min, pp.Max = math.Min(pp.Min, v), math.Max(pp.Max, v)
+						pp.Sum.add(v)
+						sq := v * v
+						pp.Squares.add(sq)
+						pp.Squares.add(math.FMA(v, v, -sq))
+						ests[p].add(v, scales[p])
+						if in.Coll.Seq < 0 {
+							offer(&best[p], Severe{*in, StatPos{s.Rank, s.Thread, int64(i)}})
+						}
+					}
+				}
+				for p := range ests {
+					if ests[p].n > 0 {
+						part.Patterns[p].Est.add(&ests[p], float64(basis.Counts[p]))
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	all := newStatPart()
+	for wk := range parts {
+		all.Merge(parts[wk])
+	}
+	for p := range all.Patterns {
+		var m map[uint32]Severe
+		for wk := range best {
+			for _, c := range best[wk][p] {
+				offer(&m, c)
+			}
+		}
+		for i := range colls {
+			c := &colls[i]
+			if int(c.Pattern) != p {
+				continue
+			}
+			in := patterns.Instance{Enter: c.Enter, Exit: c.Exit, Duration: c.Wait.value(), Callpath: c.Callpath, Rank: c.MaxRank, Coll: c.Key, Pattern: c.Pattern}
+			if in.Duration > 0 {
+				offer(&m, Severe{in, c.First})
+			}
+		}
+		all.Patterns[p].Severe = topSevere(slices.Collect(maps.Values(m)))
+	}
+	return all
+}
+
+// offer keeps c in m if it is its call path's most severe instance so far.
+func offer(m *map[uint32]Severe, c Severe) {
+	if *m == nil {
+		*m = map[uint32]Severe{}
+	}
+	if b, ok := (*m)[c.Callpath]; !ok || c.before(&b) {
+		(*m)[c.Callpath] = c
+	}
+}
+
+// topSevere returns the maxSevere most severe of cs, which hold at most
+// one instance per call path, most severe first.
+func topSevere(cs []Severe) []Severe {
+	slices.SortFunc(cs, func(a, b Severe) int {
+		if a.before(&b) {
+			return -1
+		}
+		if b.before(&a) {
+			return 1
+		}
+		return 0
+	})
+	return cs[:min(len(cs), maxSevere)]
+}
+
+// Merge adds part o, of other locations, to p.
+func (p *StatPart) Merge(o StatPart) {
+	for i := range p.Patterns[:min(len(p.Patterns), len(o.Patterns))] {
+		a, b := &p.Patterns[i], &o.Patterns[i]
+		if b.Count == 0 && len(b.Severe) == 0 {
+			continue
+		}
+		a.Count += b.Count
+		a.Min, a.Max = math.Min(a.Min, b.Min), math.Max(a.Max, b.Max)
+		a.Sum.addSum(b.Sum)
+		a.Squares.addSum(b.Squares)
+		a.Est.merge(&b.Est)
+		var m map[uint32]Severe
+		for _, c := range a.Severe {
+			offer(&m, c)
+		}
+		for _, c := range b.Severe {
+			offer(&m, c)
+		}
+		a.Severe = topSevere(slices.Collect(maps.Values(m)))
+	}
+}
+
+// Stats returns the statistics of every pattern with observations, in
+// the order of patterns.StatPatterns, from the part of all locations.
+func (p *StatPart) Stats(basis StatBasis) []PatternStats {
+	var out []PatternStats
+	for i, name := range patterns.StatPatterns {
+		if i >= len(p.Patterns) || p.Patterns[i].Count == 0 {
+			continue
+		}
+		pp := &p.Patterns[i]
+		n := float64(pp.Count)
+		s := PatternStats{Pattern: name, Count: int(pp.Count), Min: pp.Min, Max: pp.Max, Sum: pp.Sum.value()}
+		s.Mean = s.Sum / n
+		s.Variance = variance(pp.Sum, pp.Squares, n)
+		est := pp.Est.estimate(n)
+		s.Quartile25, s.Median, s.Q75 = est.quartiles(basis.scale(i))
+		for _, c := range pp.Severe {
+			s.Severe = append(s.Severe, c.Instance)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// StatsOf returns the statistics of the locations srcs, all in this
+// process.
+func StatsOf(srcs []StatSource) []PatternStats {
+	basis := NewStatBasis(srcs)
+	part := SummarizeStats(srcs, CollParts(srcs), basis)
+	return part.Stats(basis)
+}
+
+// variance returns the population variance of n observations from the
+// exact sums of the observations and of their squares: (S2 − S1²/n)/n,
+// computed exactly and rounded once.
+func variance(sum, squares xsum, n float64) float64 {
+	const prec = 4600 // holds S1² and n·S2 of any float64 sums exactly
+	s1, s2 := sum.exact(prec), squares.exact(prec)
+	bn := new(big.Float).SetPrec(prec).SetFloat64(n)
+	num := new(big.Float).SetPrec(prec).Mul(s2, bn)
+	num.Sub(num, new(big.Float).SetPrec(prec).Mul(s1, s1))
+	num.Quo(num, new(big.Float).SetPrec(prec).Mul(bn, bn))
+	v, _ := num.Float64()
+	return math.Max(v, 0)
+}
+
+// xsum is an exact sum of float64 values: non-overlapping partial sums in
+// increasing magnitude (Shewchuk's expansion, as Python's math.fsum keeps
+// it). Its value, rounded once, does not depend on the order of the
+// additions.
+type xsum []float64
+
+// add adds x exactly.
+func (s *xsum) add(x float64) {
+	ps := *s
+	i := 0
+	for _, y := range ps {
+		if math.Abs(x) < math.Abs(y) {
+			x, y = y, x
+		}
+		hi := x + y
+		lo := y - (hi - x)
+		if lo != 0 {
+			ps[i] = lo
+			i++
+		}
+		x = hi
+	}
+	*s = append(ps[:i], x)
+}
+
+// addSum adds the exact sum o.
+func (s *xsum) addSum(o xsum) {
+	for _, x := range o {
+		s.add(x)
+	}
+}
+
+// value returns the sum rounded to the nearest float64 (ties to even).
+func (s xsum) value() float64 {
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	n--
+	hi, lo := s[n], 0.0
+	for n > 0 {
+		x, y := hi, s[n-1]
+		n--
+		hi = x + y
+		lo = y - (hi - x)
+		if lo != 0 {
+			break
+		}
+	}
+	// Round half to even where the rest of the partials decides it.
+	if n > 0 && ((lo < 0 && s[n-1] < 0) || (lo > 0 && s[n-1] > 0)) {
+		y := lo * 2
+		x := hi + y
+		if y == x-hi {
+			hi = x
+		}
+	}
+	return hi
+}
+
+// exact returns the exact sum as a big.Float of precision prec.
+func (s xsum) exact(prec uint) *big.Float {
+	z := new(big.Float).SetPrec(prec)
+	for _, x := range s {
+		z.Add(z, new(big.Float).SetFloat64(x))
+	}
+	return z
+}
+
+// estimateSum merges the density estimates of disjoint sets of
+// observations: by term, the exact sums of each estimate's means weighted
+// by its share of all observations.
+type estimateSum struct {
+	Coef, Sqrs [densityTerms]xsum
+}
+
+// add adds estimate d, one of estimates of n observations in all.
+func (e *estimateSum) add(d *densityEstimate, n float64) {
+	w := d.n / n
+	for k := range d.coef {
+		e.Coef[k].add(w * d.coef[k])
+		e.Sqrs[k].add(w * d.sqrs[k])
+	}
+}
+
+func (e *estimateSum) merge(o *estimateSum) {
+	for k := range e.Coef {
+		e.Coef[k].addSum(o.Coef[k])
+		e.Sqrs[k].addSum(o.Sqrs[k])
+	}
+}
+
+// estimate returns the merged estimate of n observations.
+func (e *estimateSum) estimate(n float64) densityEstimate {
+	d := densityEstimate{n: n}
+	for k := range d.coef {
+		d.coef[k] = e.Coef[k].value()
+		d.sqrs[k] = e.Sqrs[k].value()
+	}
+	return d
+}

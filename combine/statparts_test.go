@@ -1,0 +1,207 @@
+package combine
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/patterns"
+)
+
+// TestXsum checks the exact sum against sums whose float64 evaluation
+// loses terms in some orders.
+func TestXsum(t *testing.T) {
+	tests := []struct {
+		name string
+		vals []float64
+		want float64
+	}{
+		{"empty", nil, 0},
+		{"cancellation", []float64{1e16, 1, -1e16}, 1},
+		{"tenths", slices.Repeat([]float64{0.1}, 10), 1},
+		{"tiny beside large", []float64{1, 1e-30, -1}, 1e-30},
+		{"half-way, to even", []float64{1, 0x1p-53, 0x1p-106}, 1 + 0x1p-52},
+		{"half-way, exact", []float64{1, 0x1p-53}, 1},
+		{"durations", []float64{3e-6, 7e-9, 2.5e-3, 1e-9}, 0.002503008},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// every rotation of the order gives the same value
+			for r := range max(1, len(tc.vals)) {
+				var s xsum
+				for i := range tc.vals {
+					s.add(tc.vals[(i+r)%len(tc.vals)])
+				}
+				if got := s.value(); got != tc.want {
+					t.Errorf("rotation %d: %v, want %v", r, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// randomSources returns the instances of a made-up analysis: ranks with
+// one or two threads, point-to-point waits, and collective operations
+// with a wait on every member (some zero), ties included.
+func randomSources(rng *rand.Rand, ranks int) []StatSource {
+	ls := uint8(slices.Index(patterns.StatPatterns, "mpi_latesender"))
+	nxn := uint8(slices.Index(patterns.StatPatterns, "mpi_wait_nxn"))
+	var srcs []StatSource
+	for r := range ranks {
+		for th := range 1 + r%2 {
+			s := StatSource{Rank: int32(r), Thread: int32(th), Bounds: make([]float64, len(patterns.StatPatterns))}
+			s.Bounds[ls] = 0.02
+			for i := range 50 + rng.IntN(50) {
+				d := float64(1+rng.IntN(1000)) * 1e-6
+				if i%7 == 0 {
+					d = 1e-3 // ties
+				}
+				s.Instances = append(s.Instances, patterns.Instance{Pattern: ls, Enter: float64(i), Exit: float64(i) + 0.01, Duration: d,
+					Callpath: uint32(rng.IntN(9)), Rank: int32(r), Coll: patterns.CollKey{Seq: -1}})
+			}
+			if th == 0 {
+				for seq := range 40 {
+					d := float64(rng.IntN(5)) * 1e-5
+					s.Instances = append(s.Instances, patterns.Instance{Pattern: nxn, Enter: float64(seq) + float64(r)*1e-3, Exit: float64(seq) + 0.1, Duration: d,
+						Callpath: uint32(10 + (seq+r)%3), Rank: int32(r), Coll: patterns.CollKey{Comm: uint32(seq % 2), Seq: int32(seq)}})
+				}
+			}
+			srcs = append(srcs, s)
+		}
+	}
+	return srcs
+}
+
+// statsSpread computes the statistics of srcs as processes that host
+// blocks of ranks do (analysis.statisticsMPI): a merged basis, the
+// collective aggregates at their owners, one part per process.
+func statsSpread(srcs []StatSource, procs int) []PatternStats {
+	var blocks [][]StatSource
+	for _, s := range srcs {
+		p := int(s.Rank) % procs
+		for len(blocks) <= p {
+			blocks = append(blocks, nil)
+		}
+		blocks[p] = append(blocks[p], s)
+	}
+	basis := NewStatBasis(nil)
+	for _, b := range blocks {
+		basis.Merge(NewStatBasis(b))
+	}
+	owned := make([][][]CollPart, procs) // by owner, lists from each process
+	for _, b := range blocks {
+		out := make([][]CollPart, procs)
+		for _, c := range CollParts(b) {
+			o := CollOwner(&c, procs)
+			out[o] = append(out[o], c)
+		}
+		for o := range out {
+			owned[o] = append(owned[o], out[o])
+		}
+	}
+	all := newStatPart()
+	for p := len(blocks) - 1; p >= 0; p-- {
+		all.Merge(SummarizeStats(blocks[p], MergeCollParts(owned[p]...), basis))
+	}
+	return all.Stats(basis)
+}
+
+// TestStatsPlacement: the statistics do not depend on how the locations
+// are spread over processes, nor on the order the parts merge in.
+func TestStatsPlacement(t *testing.T) {
+	srcs := randomSources(rand.New(rand.NewPCG(1, 2)), 7)
+	want := StatsOf(srcs)
+	if len(want) != 2 {
+		t.Fatalf("%d patterns with statistics, want 2", len(want))
+	}
+	for _, procs := range []int{1, 2, 3, 7} {
+		if d := cmp.Diff(want, statsSpread(srcs, procs)); d != "" {
+			t.Errorf("%d processes (-one +spread):\n%s", procs, d)
+		}
+	}
+}
+
+// TestStatsDirect compares the statistics with a direct computation from
+// all instances: sorted sum, two-pass variance, collective operations
+// aggregated, most severe instance per call path by wait, then place.
+func TestStatsDirect(t *testing.T) {
+	srcs := randomSources(rand.New(rand.NewPCG(3, 4)), 5)
+	got := StatsOf(srcs)
+	for _, st := range got {
+		p := uint8(slices.Index(patterns.StatPatterns, st.Pattern))
+		var obs []float64
+		agg := map[patterns.CollKey]*Severe{}
+		var cands []*Severe
+		for _, s := range srcs {
+			for i, in := range s.Instances {
+				if in.Pattern != p {
+					continue
+				}
+				if in.Duration > 0 {
+					obs = append(obs, in.Duration)
+				}
+				c := &Severe{in, StatPos{s.Rank, s.Thread, int64(i)}}
+				if in.Coll.Seq < 0 {
+					cands = append(cands, c)
+					continue
+				}
+				if a := agg[in.Coll]; a == nil {
+					agg[in.Coll] = c
+					cands = append(cands, c)
+				} else {
+					a.Duration += in.Duration
+					a.Enter, a.Exit = min(a.Enter, in.Enter), max(a.Exit, in.Exit)
+				}
+			}
+		}
+		sort.Float64s(obs)
+		sum := 0.0
+		for _, v := range obs {
+			sum += v
+		}
+		mean := sum / float64(len(obs))
+		vr := 0.0
+		for _, v := range obs {
+			vr += (v - mean) * (v - mean)
+		}
+		vr /= float64(len(obs))
+		if st.Count != len(obs) || st.Min != obs[0] || st.Max != obs[len(obs)-1] ||
+			math.Abs(st.Sum-sum) > 1e-12*sum || math.Abs(st.Variance-vr) > 1e-9*vr {
+			t.Errorf("%s: count %d min %v max %v sum %v variance %v, want %d %v %v %v %v", st.Pattern,
+				st.Count, st.Min, st.Max, st.Sum, st.Variance, len(obs), obs[0], obs[len(obs)-1], sum, vr)
+		}
+		slices.SortStableFunc(cands, func(a, b *Severe) int {
+			if math.Abs(a.Duration-b.Duration) > 1e-15 {
+				return -cmpFloat(a.Duration, b.Duration)
+			}
+			return a.Pos.compare(b.Pos)
+		})
+		var want []patterns.Instance
+		seen := map[uint32]bool{}
+		for _, c := range cands {
+			if len(want) < maxSevere && c.Duration > 0 && !seen[c.Callpath] {
+				seen[c.Callpath] = true
+				want = append(want, c.Instance)
+			}
+		}
+		if d := cmp.Diff(want, st.Severe, cmp.Comparer(func(a, b patterns.Instance) bool {
+			return a.Callpath == b.Callpath && a.Coll == b.Coll && a.Enter == b.Enter && a.Exit == b.Exit && math.Abs(a.Duration-b.Duration) < 1e-15
+		})); d != "" {
+			t.Errorf("%s: most severe instances (-direct +got):\n%s", st.Pattern, d)
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
