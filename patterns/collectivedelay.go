@@ -74,11 +74,11 @@ func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) 
 		}
 	}
 	last := -1
-	k, _ := slices.BinarySearch(rc.sp.events, ev)
+	k, _ := slices.BinarySearch(rc.sp.events, int32(ev))
 	for k--; k >= 0 && left > 0; k-- {
-		e := rc.sp.events[k]
+		e := int(rc.sp.events[k])
 		p := rc.sp.get(e)
-		if p.omp {
+		if p.omp() {
 			continue // the threads' synchronisation: no rank
 		}
 		last = e

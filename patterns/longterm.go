@@ -62,11 +62,12 @@ func (k *costs) of(ev int) []float64 {
 }
 
 // add adds x · wait to the cost of type t of every wait state among props.
-func (rc *rootCause) addCosts(t int, props []int, x float64) {
+func (rc *rootCause) addCosts(t int, props []int32, x float64) {
 	if !(x > 0) {
 		return
 	}
-	for _, ev := range props {
+	for _, e := range props {
+		ev := int(e)
 		if w := rc.sp.waitOf(ev); w > 0 {
 			rc.costs.byType[t][ev] += x * w
 		}
@@ -75,7 +76,7 @@ func (rc *rootCause) addCosts(t int, props []int, x float64) {
 
 // p2pLongTerm books the long-term costs of a point-to-point delay of
 // type typ (d in rc.dl.d, over the interval of props).
-func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum float64, props []int) {
+func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum float64, props []int32) {
 	rcost, _ := replay.Get(c, WaitCosts)
 	if !(den > 0) || len(rcost) != numCostTypes {
 		return
@@ -101,12 +102,13 @@ func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum fl
 // addCostsScaled adds to the costs of type t of the wait states among
 // props their wait times the scale of ss (event → scale) in force: that
 // of the latest key not after the wait state, the first key's before.
-func (rc *rootCause) addCostsScaled(t int, props []int, keys []int, vals []float64) {
+func (rc *rootCause) addCostsScaled(t int, props []int32, keys []int, vals []float64) {
 	if len(props) == 0 || len(keys) == 0 {
 		return
 	}
 	x := vals[0]
-	for _, ev := range props {
+	for _, e := range props {
+		ev := int(e)
 		if k, ok := slices.BinarySearch(keys, ev); ok {
 			x = vals[k]
 		}

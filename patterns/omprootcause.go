@@ -83,7 +83,7 @@ func (rc *rootCause) registerOmp(bus *replay.Bus) {
 			return nil
 		}
 		tm.fork[c.Index] = info.Amount
-		rc.sp.add(c.Index, synchpoint{completion: positive(c.Event().Time, info.Earliest), one: -1, omp: true}, nil)
+		rc.sp.add(c, c.Index, synchpoint{completion: positive(c.Event().Time, info.Earliest), one: withThreads}, nil)
 		o.sps = append(o.sps, c.Index)
 		return nil
 	})
@@ -91,7 +91,7 @@ func (rc *rootCause) registerOmp(bus *replay.Bus) {
 		if w.Seq < 0 {
 			return nil // a lock
 		}
-		rc.sp.add(c.Index, synchpoint{wait: w.Idle, one: -1, omp: true}, nil)
+		rc.sp.add(c, c.Index, synchpoint{wait: w.Idle, one: withThreads}, nil)
 		o.sps = append(o.sps, c.Index)
 		o.latest[c.Index] = w.Latest
 		return nil

@@ -1,9 +1,12 @@
 package patterns
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"sort"
 
 	"scout/replay"
 )
@@ -34,35 +37,60 @@ import (
 //
 // A synchpoint with wait > 0 is a wait state.
 type synchpoints struct {
-	byEvent []int32 // event → index into sps + 1, 0 for none (dense: 4 bytes an event)
-	sps     []synchpoint
-	events  []int   // the synchpoints' events in trace order (order)
-	lists   [][]int // rank lists of synchpoints (read only, may be shared)
+	// sps and their events are in trace order up to sorted; those
+	// registered since (the pending tail) follow in the order of
+	// registration until order merges them in.
+	sps    []synchpoint
+	events []int32
+	sorted int
+	// Bit sets by event (made at the first add): all marks every
+	// synchpoint's event, indexed those of the sorted part, and base[w]
+	// counts the sorted synchpoints before event 64·w, so that a sorted
+	// synchpoint's index is base plus the marks before it in its word
+	// (0.3 bytes an event, where a dense index took 4).
+	all, indexed []uint64
+	base         []int32
+	lists        [][]int // rank lists of synchpoints (read only, may be shared)
 }
 
+// synchpoint is one synchronisation of a location (24 bytes: a location
+// of a ring may have one for every other event).
 type synchpoint struct {
 	wait, completion float64
-	one              int32 // the single partner's world rank, -1 for none
-	many             int32 // 1 + index into synchpoints.lists of the world ranks synchronised with, 0 for none
-	all              bool  // synchronised with every rank
-	// omp: the threads of the rank synchronised here (a fork or an OpenMP
-	// barrier, omprootcause.go), no rank
-	omp bool
+	// one is the single partner's world rank, or what the synchpoint
+	// synchronised with otherwise: withList (the ranks of many),
+	// withAll (every rank), withThreads (the threads of the rank: a fork
+	// or an OpenMP barrier, omprootcause.go; no rank)
+	one  int32
+	many int32 // 1 + index into synchpoints.lists of the world ranks synchronised with, 0 for none
 }
+
+// Values of synchpoint.one other than a rank.
+const (
+	withList    = -1
+	withAll     = -2
+	withThreads = -3
+)
+
+func (p *synchpoint) omp() bool { return p.one == withThreads }
 
 func (s *synchpoints) init() {}
 
-// add registers event ev, synchronised with the world ranks many (if
-// not nil) or as p says, unless it is registered already.
-func (s *synchpoints) add(ev int, p synchpoint, many []int) {
-	if ev >= len(s.byEvent) {
-		s.byEvent = slices.Grow(s.byEvent, ev+1-len(s.byEvent))[:ev+1]
+// add registers event ev of the location c replays, synchronised with
+// the world ranks many (if not nil) or as p says, unless it is
+// registered already.
+func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
+	w, bit := ev>>6, uint64(1)<<(ev&63)
+	if w >= len(s.all) {
+		n := max(w+1, (len(c.Trace.Events)+63)>>6)
+		s.all = slices.Grow(s.all, n-len(s.all))[:n]
 	}
-	if s.byEvent[ev] != 0 {
+	if s.all[w]&bit != 0 {
 		return
 	}
+	s.all[w] |= bit
 	if many != nil {
-		p.one = -1
+		p.one = withList
 		if n := len(s.lists); n > 0 && sameSlice(s.lists[n-1], many) {
 			p.many = int32(n)
 		} else {
@@ -70,9 +98,8 @@ func (s *synchpoints) add(ev int, p synchpoint, many []int) {
 			p.many = int32(n + 1)
 		}
 	}
-	s.byEvent[ev] = int32(len(s.sps)) + 1
 	s.sps = append(s.sps, p)
-	s.events = append(s.events, ev)
+	s.events = append(s.events, int32(ev))
 }
 
 // sameSlice reports whether a and b are the same slice (the same
@@ -81,20 +108,86 @@ func sameSlice(a, b []int) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// order sorts the synchpoints' events, for the queries below.
-func (s *synchpoints) order() { slices.Sort(s.events) }
+// order merges the synchpoints registered since the last order into
+// the sorted part, for the queries below. A pass registers its
+// synchpoints in its order through the trace, forward or backward; the
+// tail is reversed or, should it be neither, sorted, then merged from the
+// back with a copy of it.
+func (s *synchpoints) order() {
+	n := len(s.events)
+	if s.sorted == n {
+		return
+	}
+	tail := byEvent{s.sps[s.sorted:], s.events[s.sorted:]}
+	switch {
+	case slices.IsSorted(tail.ev):
+	case slices.IsSortedFunc(tail.ev, func(a, b int32) int { return cmp.Compare(b, a) }):
+		slices.Reverse(tail.sps)
+		slices.Reverse(tail.ev)
+	default:
+		sort.Sort(tail)
+	}
+	if i := s.sorted; i > 0 && s.events[i-1] > s.events[i] {
+		sps, ev := slices.Clone(tail.sps), slices.Clone(tail.ev)
+		i--
+		for j, k := len(ev)-1, n-1; j >= 0; k-- {
+			if i >= 0 && s.events[i] > ev[j] {
+				s.sps[k], s.events[k] = s.sps[i], s.events[i]
+				i--
+			} else {
+				s.sps[k], s.events[k] = sps[j], ev[j]
+				j--
+			}
+		}
+	}
+	s.sorted = n
+	s.indexed = append(s.indexed[:0], s.all...)
+	s.base = slices.Grow(s.base[:0], len(s.all))[:len(s.all)]
+	count := int32(0)
+	for w, m := range s.all {
+		s.base[w] = count
+		count += int32(bits.OnesCount64(m))
+	}
+}
+
+// byEvent sorts synchpoints by their events.
+type byEvent struct {
+	sps []synchpoint
+	ev  []int32
+}
+
+func (b byEvent) Len() int           { return len(b.ev) }
+func (b byEvent) Less(i, j int) bool { return b.ev[i] < b.ev[j] }
+func (b byEvent) Swap(i, j int) {
+	b.sps[i], b.sps[j] = b.sps[j], b.sps[i]
+	b.ev[i], b.ev[j] = b.ev[j], b.ev[i]
+}
 
 // get returns the synchpoint of ev, nil for none.
 func (s *synchpoints) get(ev int) *synchpoint {
-	if ev < len(s.byEvent) {
-		if k := s.byEvent[ev]; k != 0 {
-			return &s.sps[k-1]
+	w, off := ev>>6, uint(ev&63)
+	if ev < 0 || w >= len(s.all) || s.all[w]>>off&1 == 0 {
+		return nil
+	}
+	if w < len(s.indexed) {
+		if m := s.indexed[w]; m>>off&1 != 0 {
+			return &s.sps[int(s.base[w])+bits.OnesCount64(m&(1<<off-1))]
+		}
+	}
+	// registered since the last order: the latest first (a pass asks
+	// about what it just registered)
+	for k := len(s.events) - 1; k >= s.sorted; k-- {
+		if int(s.events[k]) == ev {
+			return &s.sps[k]
 		}
 	}
 	return nil
 }
 
-func (s *synchpoints) has(ev int) bool { return ev < len(s.byEvent) && s.byEvent[ev] != 0 }
+func (s *synchpoints) has(ev int) bool {
+	w := ev >> 6
+	return ev >= 0 && w < len(s.all) && s.all[w]>>(ev&63)&1 != 0
+}
 
 // isWait reports whether ev is a wait state.
 func (s *synchpoints) isWait(ev int) bool {
@@ -113,7 +206,7 @@ func (s *synchpoints) waitOf(ev int) float64 {
 // contains reports whether synchpoint p synchronised with world rank
 // rank.
 func (s *synchpoints) contains(p *synchpoint, rank int) bool {
-	return p.all || int(p.one) == rank || (p.many > 0 && slices.Contains(s.lists[p.many-1], rank))
+	return p.one == withAll || int(p.one) == rank || (p.many > 0 && slices.Contains(s.lists[p.many-1], rank))
 }
 
 // prev returns the latest synchpoint before ev that synchronised with
@@ -121,10 +214,10 @@ func (s *synchpoints) contains(p *synchpoint, rank int) bool {
 // fails there; it cannot happen after MPI_Init, which synchronises with
 // every rank, but traces without MPI_Init are analysed all the same).
 func (s *synchpoints) prev(ev, rank int) int {
-	k, _ := slices.BinarySearch(s.events, ev)
+	k, _ := slices.BinarySearch(s.events, int32(ev))
 	for k--; k >= 0; k-- {
-		if s.contains(s.get(s.events[k]), rank) {
-			return s.events[k]
+		if e := int(s.events[k]); s.contains(s.get(e), rank) {
+			return e
 		}
 	}
 	return -1
@@ -133,13 +226,13 @@ func (s *synchpoints) prev(ev, rank int) int {
 // between returns the synchpoints strictly between events a and b in
 // trace order (a < 0: from the start; b < 0: to the end). The slice is
 // the store's: read it only.
-func (s *synchpoints) between(a, b int) []int {
+func (s *synchpoints) between(a, b int) []int32 {
 	lo, hi := 0, len(s.events)
 	if a >= 0 {
-		lo, _ = slices.BinarySearch(s.events, a+1)
+		lo, _ = slices.BinarySearch(s.events, int32(a+1))
 	}
 	if b >= 0 {
-		hi, _ = slices.BinarySearch(s.events, b)
+		hi, _ = slices.BinarySearch(s.events, int32(b))
 	}
 	if hi < lo {
 		hi = lo
@@ -173,19 +266,19 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	bus.WantCollSynced() // (syncFlags)
 	// forward pass
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
-		sp.add(info.Recv, synchpoint{wait: info.Idle, completion: positive(c.LeaveTime(info.Recv), info.SendLeave),
+		sp.add(c, info.Recv, synchpoint{wait: info.Idle, completion: positive(c.LeaveTime(info.Recv), info.SendLeave),
 			one: int32(info.Source)}, nil)
 		return nil
 	})
 	bus.On(replay.FwInit, func(c *replay.Ctx) error {
 		rc.initLeave = c.Index
-		sp.add(c.Index, synchpoint{completion: c.Completion, one: -1, all: true}, nil)
+		sp.add(c, c.Index, synchpoint{completion: c.Completion, one: withAll}, nil)
 		return nil
 	})
 	bus.On(replay.FwFinalize, func(c *replay.Ctx) error {
 		rc.finLeave = c.Index
 		rc.finLatest = c.Coll.Latest.Rank == c.Coll.My.Rank
-		sp.add(c.Index, synchpoint{wait: c.Idle, completion: c.Completion, one: -1, all: true}, nil)
+		sp.add(c, c.Index, synchpoint{wait: c.Idle, completion: c.Completion, one: withAll}, nil)
 		return nil
 	})
 	bus.On(replay.FwBarrier, func(c *replay.Ctx) error {
@@ -252,7 +345,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		if ls, _ := replay.Get(c, LSWaited); ls && info.Completion == c.Index {
 			return nil // a blocking send matched to a Late Sender: that registration wins
 		}
-		sp.add(info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, one: int32(info.Dest)}, nil)
+		sp.add(c, info.Completion, synchpoint{wait: info.Idle, completion: info.Finish, one: int32(info.Dest)}, nil)
 		rc.lateReceivers = rc.lateReceivers || sp.isWait(info.Completion)
 		return nil
 	})
@@ -261,7 +354,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 			rc.lsSends = append(rc.lsSends, int32(c.Index)) // descending: reversed at the end
 			leave, _ := replay.Get(c, RecvLeave)
 			m := c.Trace.Message(c.Index)
-			sp.add(c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave),
+			sp.add(c, c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave),
 				one: int32(worldRank(c, m.Comm, int(m.Peer)))}, nil)
 		}
 		return nil
@@ -279,13 +372,15 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 			q := requestOf(c.Trace, c.Index)
 			leave, _ := replay.Get(c, SendCmpLeave)
 			m := c.Trace.Message(c.Index)
-			sp.add(q, synchpoint{completion: positive(c.LeaveTime(q), leave),
+			sp.add(c, q, synchpoint{completion: positive(c.LeaveTime(q), leave),
 				one: int32(worldRank(c, m.Comm, int(m.Peer)))}, nil)
 		}
 		return nil
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
 		switch c.Pass {
+		case replay.Forward:
+			sp.order() // the backward pass asks about the receives
 		case replay.Backward:
 			sp.order()
 			slices.Reverse(rc.lsSends)
@@ -316,7 +411,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 // addColl registers the collective end c.Index as a synchpoint with
 // the world rank one, or the world ranks many if not nil.
 func (rc *rootCause) addColl(c *replay.Ctx, wait, completion float64, one int, many []int) {
-	rc.sp.add(c.Index, synchpoint{wait: wait, completion: completion, one: int32(one)}, many)
+	rc.sp.add(c, c.Index, synchpoint{wait: wait, completion: completion, one: int32(one)}, many)
 }
 
 // syncedRanks returns the world ranks of the members the current

@@ -200,10 +200,11 @@ func (tm *timemaps) beforeFork(t *localtrace.Trace, k int, last float64) {
 
 // waitMap sums the waits of the wait states among events into out, by
 // call path, and their total into out.sum.
-func (rc *rootCause) waitMap(t *localtrace.Trace, events []int, out *cpvec) {
+func (rc *rootCause) waitMap(t *localtrace.Trace, events []int32, out *cpvec) {
 	acc := &rc.tm.sumTo
 	sum := 0.0
-	for _, ev := range events {
+	for _, e := range events {
+		ev := int(e)
 		if w := rc.sp.waitOf(ev); w > 0 {
 			acc.add(t.Callpath(ev), w)
 			sum += w
@@ -236,7 +237,7 @@ func (rc *rootCause) prune(t *localtrace.Trace, times, waits *cpvec, from int, o
 	}
 	var total, completion float64
 	if p := rc.sp.get(from); p != nil {
-		if f, ok := rc.tm.fork[from]; ok && p.omp {
+		if f, ok := rc.tm.fork[from]; ok && p.omp() {
 			total = f // a fork: its time up to the region's Enter
 		} else {
 			enter := t.Events[t.EnterOf(from)].Time

@@ -31,7 +31,7 @@ func (pr *propagation) init() {
 
 // record notes, at the delayer's event ev of a delay of type typ, the
 // waits of its wait states among props that propagated, with scale.
-func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props []int) {
+func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props []int32) {
 	if !(wsum > 0) {
 		return
 	}
@@ -40,7 +40,8 @@ func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props [
 	if !(scale > 0) {
 		return
 	}
-	for _, e := range props {
+	for _, e32 := range props {
+		e := int(e32)
 		if w := rc.sp.waitOf(e); w > 0 {
 			if old, ok := pr.prop[e]; !ok || scale*w > old {
 				pr.prop[e] = scale * w
