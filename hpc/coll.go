@@ -20,8 +20,10 @@ import (
 //
 // User tags are non-negative, so internal messages never match a user
 // receive, and each collective has tags of its own. Every member waits
-// for rank 0's reply, so every collective synchronizes. Rank 0 names the
-// communicators made by Create (see worldID).
+// for rank 0's reply, so every collective synchronizes, but for Gather:
+// its root coordinates it, and the other members send their data and go
+// on without a reply (collective). Rank 0 names the communicators made
+// by Create (see worldID).
 
 // collKind is the kind of a collective call.
 type collKind uint8
@@ -149,7 +151,21 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		callErr = fmt.Sprintf("hpc: rank %d called %v on comm %s (call %d): %v", c.me.id, ct, c.info.name, seq, err)
 	}
 	n := len(c.info.members)
-	if c.rank != 0 {
+	// A Gather is coordinated by its root, and its other members do not
+	// wait: they hand their data over (a copy, as they may reuse theirs
+	// at once) and go on. Nothing comes back to them, so a replay whose
+	// root alone needs the result (bwc's delay costs) runs ahead instead
+	// of in lockstep; a failed gather fails on the root (and the run).
+	coord, oneWay := 0, ct.kind == kGather && callErr == ""
+	if oneWay {
+		coord = ct.root
+	}
+	if c.rank != coord && oneWay {
+		up := &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
+		return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
+			func() []byte { return encodeContrib(ct, "") })
+	}
+	if c.rank != coord {
 		if err := c.postColl(0, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
 			func() []byte { return encodeContrib(ct, callErr) }); err != nil {
 			return nil, err
@@ -171,8 +187,11 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		c.in, c.errs = make([]*contrib, n), make([]string, n)
 	}
 	in, errs := c.in, c.errs
-	in[0], errs[0] = ct, callErr
-	for i := 1; i < n; i++ {
+	in[coord], errs[coord] = ct, callErr
+	for i := range n {
+		if i == coord {
+			continue
+		}
 		m, err := c.awaitColl(i, tagUp, ct, seq)
 		if err != nil {
 			return nil, err
@@ -192,6 +211,9 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		out = c.finish(in, seq)
 	}
 	clear(in) // the members' calls may be reused once they have the reply
+	if oneWay {
+		return out, err
+	}
 	for i := 1; i < n; i++ {
 		encode := func() []byte {
 			if err != nil {

@@ -79,7 +79,8 @@ type Comm interface {
 	ReduceFloats(op Op, root int, v []float64) ([]float64, error)
 	// Gather returns on member root the data of every member, by rank
 	// (of any lengths), valid until root's next collective on the
-	// communicator; the other members get nil.
+	// communicator; the other members get nil at once: they do not wait
+	// for the root, and a mismatched call fails on the root.
 	Gather(root int, data []byte) ([][]byte, error)
 	// Bcast returns root's data on every member, to be read only like
 	// Allreduce's result; the data passed by the other members is

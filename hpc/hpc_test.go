@@ -403,6 +403,56 @@ func TestFloatReductions(t *testing.T) {
 	}
 }
 
+// TestGatherOneWay: a Gather's members do not wait for its root. Every
+// member but the root gathers, then sends the root a message; the root
+// receives those messages before it calls the Gather itself, which
+// would deadlock if the members waited for a reply. The root's result
+// is every member's data, by rank, though the members reused their
+// buffers at once. Gathers to different roots (a mismatch) end in
+// errors, not a hang.
+func TestGatherOneWay(t *testing.T) {
+	const n, root = 4, 2
+	for _, r := range runners(n) {
+		got, errs, err := runOn(t, r, n, func(c Comm) ([]string, error) {
+			buf := []byte(fmt.Sprintf("rank %d", c.Rank()))
+			if c.Rank() != root {
+				if _, err := c.Gather(root, buf); err != nil {
+					return nil, err
+				}
+				copy(buf, "XXXX") // the caller may reuse its buffer at once
+				return nil, c.Send(root, 7, []byte("after"))
+			}
+			for i := range n {
+				if i == root {
+					continue
+				}
+				if m, err := c.Recv(i, 7); err != nil || string(m) != "after" {
+					return nil, fmt.Errorf("from %d: %q, %v", i, m, err)
+				}
+			}
+			bs, err := c.Gather(root, buf)
+			var out []string
+			for _, b := range bs {
+				out = append(out, string(b))
+			}
+			return out, err
+		})
+		if err != nil {
+			t.Fatalf("%s: %v (%v)", r.name, err, errs)
+		}
+		if want := []string{"rank 0", "rank 1", "rank 2", "rank 3"}; !slices.Equal(got[root], want) {
+			t.Errorf("%s: root gathered %q, want %q", r.name, got[root], want)
+		}
+		_, errs, _ = runOn(t, r, n, func(c Comm) (int, error) {
+			_, err := c.Gather(c.Rank()%2, []byte{1})
+			return 0, err
+		})
+		if errs[0] == nil && errs[1] == nil {
+			t.Errorf("%s: gathers to roots 0 and 1 at once: no error on either root", r.name)
+		}
+	}
+}
+
 // TestCallErrors: invalid arguments and mismatched collectives fail on
 // every member alike.
 func TestCallErrors(t *testing.T) {
