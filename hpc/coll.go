@@ -20,10 +20,11 @@ import (
 //
 // User tags are non-negative, so internal messages never match a user
 // receive, and each collective has tags of its own. Every member waits
-// for rank 0's reply, so every collective synchronizes, but for Gather:
-// its root coordinates it, and the other members send their data and go
-// on without a reply (collective). Rank 0 names the communicators made
-// by Create (see worldID).
+// for rank 0's reply, so every collective synchronizes, but for Gather
+// in-process and with one rank per process: its root coordinates it, and
+// the other members send their data and go on without a reply
+// (collective). Rank 0 names the communicators made by Create (see
+// worldID).
 
 // collKind is the kind of a collective call.
 type collKind uint8
@@ -156,7 +157,10 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	// at once) and go on. Nothing comes back to them, so a replay whose
 	// root alone needs the result (bwc's delay costs) runs ahead instead
 	// of in lockstep; a failed gather fails on the root (and the run).
-	coord, oneWay := 0, ct.kind == kGather && callErr == ""
+	// With hosted ranks (1 < M < N) a Gather synchronises like the other
+	// collectives: there the members running ahead made bwc 3-4× slower
+	// (its cause in the router is not understood yet).
+	coord, oneWay := 0, ct.kind == kGather && callErr == "" && c.w.oneWayGather
 	if oneWay {
 		coord = ct.root
 	}

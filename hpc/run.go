@@ -66,9 +66,14 @@ type world struct {
 	procs  int
 	link   Link   // nil in-process
 	poller Poller // set when the only local rank drives the link
-	drains int    // the rank's calls since its last drain
-	ranks  []*rank
-	local  []*rank
+	// oneWayGather: a Gather's members do not wait for its root (see
+	// collective): in one process and with one rank per process, not
+	// with hosted ranks, whose router was slower with members running
+	// ahead. Every process decides alike, from the placement.
+	oneWayGather bool
+	drains       int // the rank's calls since its last drain
+	ranks        []*rank
+	local        []*rank
 
 	alive   atomic.Int64 // local ranks whose fn has not returned
 	blocked atomic.Int64 // local ranks waiting, not yet woken
@@ -196,6 +201,7 @@ func newWorld(link Link, place []int) *world {
 	}
 	w.alive.Store(int64(len(w.local)))
 	w.probe.every = minProbeEvery
+	w.oneWayGather = link == nil || w.procs == 1 || w.procs == w.n
 	return w
 }
 
