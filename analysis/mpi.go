@@ -261,7 +261,6 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 		}
 		basis.Merge(o)
 	}
-	type collMsg struct{ Parts []combine.CollPart }
 	colls := combine.CollParts(srcs)
 	if procs > 1 {
 		out := make([][]combine.CollPart, procs)
@@ -273,11 +272,7 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 			if proc == me {
 				continue
 			}
-			b, err := enc(collMsg{out[proc]})
-			if err != nil {
-				return nil, err
-			}
-			if err := w.Send(proc, statsTag, b); err != nil {
+			if err := w.Send(proc, statsTag, combine.AppendCollParts(nil, out[proc])); err != nil {
 				return nil, err
 			}
 		}
@@ -290,11 +285,11 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 			if err != nil {
 				return nil, err
 			}
-			var m collMsg
-			if err := dec(proc, b, &m); err != nil {
-				return nil, err
+			parts, err := combine.DecodeCollParts(b)
+			if err != nil {
+				return nil, fmt.Errorf("process %d: %w", proc, err)
 			}
-			lists = append(lists, m.Parts)
+			lists = append(lists, parts)
 		}
 		colls = combine.MergeCollParts(lists...)
 	}

@@ -2,6 +2,8 @@ package combine
 
 import (
 	"cmp"
+	"encoding/binary"
+	"fmt"
 	"maps"
 	"math"
 	"math/big"
@@ -144,71 +146,66 @@ func (c *CollPart) merge(o *CollPart) {
 	}
 }
 
-func (c *CollPart) less(o *CollPart) int {
-	if c := cmp.Compare(c.Pattern, o.Pattern); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(c.Key.Comm, o.Key.Comm); c != 0 {
-		return c
-	}
-	return cmp.Compare(c.Key.Seq, o.Key.Seq)
-}
-
 type collID struct {
 	pattern uint8
 	key     patterns.CollKey
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
-// pattern and operation, ordered by pattern, communicator and sequence.
+// pattern and operation, in no particular order (the statistics do not
+// depend on it).
 func CollParts(srcs []StatSource) []CollPart {
-	m := map[collID]*CollPart{}
+	n := 0
+	for _, s := range srcs {
+		n += len(s.Instances)
+	}
+	m := make(map[collID]int, n/2) // → index into out
+	out := make([]CollPart, 0, n/2)
+	waits := make([]float64, 0, n) // the parts' sums, one value each until they merge
 	for _, s := range srcs {
 		for i := range s.Instances {
 			in := &s.Instances[i]
 			if in.Coll.Seq < 0 {
 				continue
 			}
-			var w xsum
-			w.add(in.Duration)
+			waits = append(waits, in.Duration)
 			c := CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
-				Enter: in.Enter, Exit: in.Exit, Wait: w, MaxWait: in.Duration, MaxRank: in.Rank}
-			if a := m[collID{in.Pattern, in.Coll}]; a != nil {
-				a.merge(&c)
+				Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank}
+			id := collID{in.Pattern, in.Coll}
+			if k, ok := m[id]; ok {
+				out[k].merge(&c)
 			} else {
-				m[collID{in.Pattern, in.Coll}] = &c
+				m[id] = len(out)
+				out = append(out, c)
 			}
 		}
 	}
-	return sortedParts(m)
+	return out
 }
 
-// MergeCollParts merges lists of partial aggregates into one, ordered as
-// CollParts orders them.
+// MergeCollParts merges lists of partial aggregates into one.
 func MergeCollParts(lists ...[]CollPart) []CollPart {
 	if len(lists) == 1 {
 		return lists[0]
 	}
-	m := map[collID]*CollPart{}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	m := make(map[collID]int, n)
+	out := make([]CollPart, 0, n)
 	for _, l := range lists {
 		for i := range l {
 			c := &l[i]
-			if a := m[collID{c.Pattern, c.Key}]; a != nil {
-				a.merge(c)
+			id := collID{c.Pattern, c.Key}
+			if k, ok := m[id]; ok {
+				out[k].merge(c)
 			} else {
-				m[collID{c.Pattern, c.Key}] = c
+				m[id] = len(out)
+				out = append(out, *c)
 			}
 		}
 	}
-	return sortedParts(m)
-}
-
-func sortedParts(m map[collID]*CollPart) []CollPart {
-	out := make([]CollPart, 0, len(m))
-	for _, c := range m {
-		out = append(out, *c)
-	}
-	slices.SortFunc(out, func(a, b CollPart) int { return a.less(&b) })
 	return out
 }
 
@@ -551,4 +548,77 @@ func (e *estimateSum) estimate(n float64) densityEstimate {
 		d.sqrs[k] = e.Sqrs[k].value()
 	}
 	return d
+}
+
+// collPartSize is the encoded size of a CollPart without its wait's
+// partial sums.
+const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
+
+// AppendCollParts appends the binary encoding of parts to b (what a
+// process sends each collective operation's owner; gob took a third of
+// the statistics' time for 50 000 parts).
+func AppendCollParts(b []byte, parts []CollPart) []byte {
+	le := binary.LittleEndian
+	b = binary.AppendUvarint(b, uint64(len(parts)))
+	for i := range parts {
+		c := &parts[i]
+		b = append(b, c.Pattern)
+		b = le.AppendUint32(b, c.Key.Comm)
+		b = le.AppendUint32(b, uint32(c.Key.Seq))
+		b = le.AppendUint32(b, uint32(c.First.Rank))
+		b = le.AppendUint32(b, uint32(c.First.Thread))
+		b = le.AppendUint64(b, uint64(c.First.Index))
+		b = le.AppendUint32(b, c.Callpath)
+		b = le.AppendUint64(b, math.Float64bits(c.Enter))
+		b = le.AppendUint64(b, math.Float64bits(c.Exit))
+		b = le.AppendUint64(b, math.Float64bits(c.MaxWait))
+		b = le.AppendUint32(b, uint32(c.MaxRank))
+		b = append(b, byte(len(c.Wait)))
+		for _, w := range c.Wait {
+			b = le.AppendUint64(b, math.Float64bits(w))
+		}
+	}
+	return b
+}
+
+// DecodeCollParts decodes what AppendCollParts encoded.
+func DecodeCollParts(b []byte) ([]CollPart, error) {
+	le := binary.LittleEndian
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b))/collPartSize {
+		return nil, fmt.Errorf("collective parts: bad count at offset 0")
+	}
+	b = b[k:]
+	parts := make([]CollPart, n)
+	for i := range parts {
+		if len(b) < collPartSize {
+			return nil, fmt.Errorf("collective parts: part %d of %d truncated", i, n)
+		}
+		c := &parts[i]
+		c.Pattern = b[0]
+		c.Key.Comm = le.Uint32(b[1:])
+		c.Key.Seq = int32(le.Uint32(b[5:]))
+		c.First.Rank = int32(le.Uint32(b[9:]))
+		c.First.Thread = int32(le.Uint32(b[13:]))
+		c.First.Index = int64(le.Uint64(b[17:]))
+		c.Callpath = le.Uint32(b[25:])
+		c.Enter = math.Float64frombits(le.Uint64(b[29:]))
+		c.Exit = math.Float64frombits(le.Uint64(b[37:]))
+		c.MaxWait = math.Float64frombits(le.Uint64(b[45:]))
+		c.MaxRank = int32(le.Uint32(b[53:]))
+		nw := int(b[57])
+		b = b[collPartSize:]
+		if len(b) < 8*nw {
+			return nil, fmt.Errorf("collective parts: part %d of %d truncated", i, n)
+		}
+		c.Wait = make(xsum, nw)
+		for j := range c.Wait {
+			c.Wait[j] = math.Float64frombits(le.Uint64(b[8*j:]))
+		}
+		b = b[8*nw:]
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("collective parts: %d bytes after the last part", len(b))
+	}
+	return parts, nil
 }

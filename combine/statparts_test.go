@@ -100,7 +100,12 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 			out[o] = append(out[o], c)
 		}
 		for o := range out {
-			owned[o] = append(owned[o], out[o])
+			// over the wire, as between processes
+			parts, err := DecodeCollParts(AppendCollParts(nil, out[o]))
+			if err != nil {
+				panic(err)
+			}
+			owned[o] = append(owned[o], parts)
 		}
 	}
 	all := newStatPart()
@@ -204,4 +209,27 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// TestCollPartsEncoding: parts survive the encoding; a cut or extended
+// encoding is an error, never a panic.
+func TestCollPartsEncoding(t *testing.T) {
+	parts := CollParts(randomSources(rand.New(rand.NewPCG(7, 8)), 3))
+	parts[0].Wait = xsum{1e-3, 1e-20} // two partial sums
+	b := AppendCollParts(nil, parts)
+	got, err := DecodeCollParts(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(parts, got); d != "" {
+		t.Errorf("decoded parts differ (-sent +got):\n%s", d)
+	}
+	for _, cut := range []int{0, 1, len(b) / 2, len(b) - 1} {
+		if _, err := DecodeCollParts(b[:cut]); err == nil {
+			t.Errorf("%d of %d bytes decoded without an error", cut, len(b))
+		}
+	}
+	if _, err := DecodeCollParts(append(b, 0)); err == nil {
+		t.Error("a trailing byte decoded without an error")
+	}
 }
