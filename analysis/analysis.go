@@ -153,7 +153,7 @@ type located struct {
 	// each indexed by local call path; nil rows have no values.
 	values    [][]float64
 	ccv       replay.Violations
-	instances []patterns.Instance // with local call paths
+	instances [][]patterns.Instance // with local call paths, in chunks
 	// statBounds are the statistics' bounds (patterns.Statistics.Bounds)
 	statBounds []float64
 	global     []uint32 // local call path → global call path
@@ -588,8 +588,10 @@ func (l *located) toGlobal(n int) combine.Result {
 func (s *session) statSources(ls []*located) []combine.StatSource {
 	srcs := make([]combine.StatSource, 0, len(ls))
 	for _, l := range ls {
-		for i := range l.instances {
-			l.instances[i].Callpath = l.global[l.instances[i].Callpath]
+		for _, chunk := range l.instances {
+			for i := range chunk {
+				chunk[i].Callpath = l.global[chunk[i].Callpath]
+			}
 		}
 		pl := s.pl[l.loc]
 		srcs = append(srcs, combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Instances: l.instances, Bounds: l.statBounds})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"math/big"
@@ -42,8 +43,32 @@ import (
 // paths, and its bounds (patterns.Statistics.Bounds).
 type StatSource struct {
 	Rank, Thread int32
-	Instances    []patterns.Instance
+	Instances    [][]patterns.Instance // in order, in chunks (patterns.Statistics)
 	Bounds       []float64
+}
+
+// all yields the instances of s with their positions in the location.
+func (s *StatSource) all() iter.Seq2[int, *patterns.Instance] {
+	return func(yield func(int, *patterns.Instance) bool) {
+		i := 0
+		for _, chunk := range s.Instances {
+			for k := range chunk {
+				if !yield(i, &chunk[k]) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+// count returns the number of instances of s.
+func (s *StatSource) count() int {
+	n := 0
+	for _, chunk := range s.Instances {
+		n += len(chunk)
+	}
+	return n
 }
 
 // StatBasis is what the statistics of all locations agree on before
@@ -65,8 +90,7 @@ func NewStatBasis(srcs []StatSource) StatBasis {
 		for i, v := range s.Bounds[:min(n, len(s.Bounds))] {
 			b.Bounds[i] = max(b.Bounds[i], v)
 		}
-		for i := range s.Instances {
-			in := &s.Instances[i]
+		for _, in := range s.all() {
 			if p := int(in.Pattern); p < n {
 				b.MaxObs[p] = max(b.MaxObs[p], in.Duration)
 				if in.Duration > 0 {
@@ -157,14 +181,13 @@ type collID struct {
 func CollParts(srcs []StatSource) []CollPart {
 	n := 0
 	for _, s := range srcs {
-		n += len(s.Instances)
+		n += s.count()
 	}
 	m := make(map[collID]int, n/2) // → index into out
 	out := make([]CollPart, 0, n/2)
 	waits := make([]float64, 0, n) // the parts' sums, one value each until they merge
 	for _, s := range srcs {
-		for i := range s.Instances {
-			in := &s.Instances[i]
+		for i, in := range s.all() {
 			if in.Coll.Seq < 0 {
 				continue
 			}
@@ -300,8 +323,7 @@ func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPa
 			for k := int(next.Add(1) - 1); k < len(ranks); k = int(next.Add(1) - 1) {
 				clear(ests)
 				for _, s := range ranks[k] {
-					for i := range s.Instances {
-						in := &s.Instances[i]
+					for i, in := range s.all() {
 						p := int(in.Pattern)
 						if p >= np || !(in.Duration > 0) {
 							continue

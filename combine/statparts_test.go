@@ -53,20 +53,21 @@ func randomSources(rng *rand.Rand, ranks int) []StatSource {
 	var srcs []StatSource
 	for r := range ranks {
 		for th := range 1 + r%2 {
-			s := StatSource{Rank: int32(r), Thread: int32(th), Bounds: make([]float64, len(patterns.StatPatterns))}
+			s := StatSource{Rank: int32(r), Thread: int32(th), Bounds: make([]float64, len(patterns.StatPatterns)),
+				Instances: make([][]patterns.Instance, 2)} // two chunks
 			s.Bounds[ls] = 0.02
 			for i := range 50 + rng.IntN(50) {
 				d := float64(1+rng.IntN(1000)) * 1e-6
 				if i%7 == 0 {
 					d = 1e-3 // ties
 				}
-				s.Instances = append(s.Instances, patterns.Instance{Pattern: ls, Enter: float64(i), Exit: float64(i) + 0.01, Duration: d,
+				s.Instances[0] = append(s.Instances[0], patterns.Instance{Pattern: ls, Enter: float64(i), Exit: float64(i) + 0.01, Duration: d,
 					Callpath: uint32(rng.IntN(9)), Rank: int32(r), Coll: patterns.CollKey{Seq: -1}})
 			}
 			if th == 0 {
 				for seq := range 40 {
 					d := float64(rng.IntN(5)) * 1e-5
-					s.Instances = append(s.Instances, patterns.Instance{Pattern: nxn, Enter: float64(seq) + float64(r)*1e-3, Exit: float64(seq) + 0.1, Duration: d,
+					s.Instances[1] = append(s.Instances[1], patterns.Instance{Pattern: nxn, Enter: float64(seq) + float64(r)*1e-3, Exit: float64(seq) + 0.1, Duration: d,
 						Callpath: uint32(10 + (seq+r)%3), Rank: int32(r), Coll: patterns.CollKey{Comm: uint32(seq % 2), Seq: int32(seq)}})
 				}
 			}
@@ -142,7 +143,7 @@ func TestStatsDirect(t *testing.T) {
 		agg := map[patterns.CollKey]*Severe{}
 		var cands []*Severe
 		for _, s := range srcs {
-			for i, in := range s.Instances {
+			for i, in := range slices.Concat(s.Instances...) {
 				if in.Pattern != p {
 					continue
 				}

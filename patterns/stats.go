@@ -65,7 +65,8 @@ type CollKey struct {
 
 // Statistics collects the wait-state instances of one location.
 type Statistics struct {
-	Instances []Instance
+	// Instances are the instances in the order found, in chunks.
+	Instances [][]Instance
 	// Bounds are, by index into StatPatterns, the duration of the
 	// location's longest operation of the kind the pattern measures,
 	// whether it waited or not (the longest region holding a receive for
@@ -195,4 +196,26 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 	return s
 }
 
-func (s *Statistics) add(in Instance) { s.Instances = append(s.Instances, in) }
+// add appends in to the last chunk of s.Instances, or to a new one
+// twice its size (up to maxInstanceChunk) when it is full: no instance
+// is ever copied, where append copied the whole list some five times
+// over (with the page faults of every new array, 0.4 s of an 8 M-event
+// analysis).
+func (s *Statistics) add(in Instance) {
+	n := len(s.Instances)
+	if n == 0 || len(s.Instances[n-1]) == cap(s.Instances[n-1]) {
+		size := minInstanceChunk
+		if n > 0 {
+			size = min(2*cap(s.Instances[n-1]), maxInstanceChunk)
+		}
+		s.Instances = append(s.Instances, make([]Instance, 0, size))
+		n++
+	}
+	s.Instances[n-1] = append(s.Instances[n-1], in)
+}
+
+// Chunk sizes of Statistics.Instances.
+const (
+	minInstanceChunk = 16
+	maxInstanceChunk = 4096
+)
