@@ -170,9 +170,31 @@ func (c *CollPart) merge(o *CollPart) {
 	}
 }
 
-type collID struct {
-	pattern uint8
-	key     patterns.CollKey
+// collIndex finds a part by pattern and operation: a map per pattern,
+// keyed by communicator and sequence number in one word (the fast path
+// of Go's maps; a struct key took most of CollParts' time).
+type collIndex []map[uint64]int
+
+func collWord(key patterns.CollKey) uint64 { return uint64(key.Comm)<<32 | uint64(uint32(key.Seq)) }
+
+// get returns the index of the part of pattern and key, if any.
+func (x *collIndex) get(pattern uint8, key patterns.CollKey) (int, bool) {
+	if int(pattern) >= len(*x) || (*x)[pattern] == nil {
+		return 0, false
+	}
+	k, ok := (*x)[pattern][collWord(key)]
+	return k, ok
+}
+
+// set notes k as the index of the part of pattern and key.
+func (x *collIndex) set(pattern uint8, key patterns.CollKey, k int) {
+	for int(pattern) >= len(*x) {
+		*x = append(*x, nil)
+	}
+	if (*x)[pattern] == nil {
+		(*x)[pattern] = map[uint64]int{}
+	}
+	(*x)[pattern][collWord(key)] = k
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
@@ -183,7 +205,7 @@ func CollParts(srcs []StatSource) []CollPart {
 	for _, s := range srcs {
 		n += s.count()
 	}
-	m := make(map[collID]int, n/2) // → index into out
+	var idx collIndex
 	out := make([]CollPart, 0, n/2)
 	waits := make([]float64, 0, n) // the parts' sums, one value each until they merge
 	for _, s := range srcs {
@@ -194,11 +216,10 @@ func CollParts(srcs []StatSource) []CollPart {
 			waits = append(waits, in.Duration)
 			c := CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
 				Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank}
-			id := collID{in.Pattern, in.Coll}
-			if k, ok := m[id]; ok {
+			if k, ok := idx.get(in.Pattern, in.Coll); ok {
 				out[k].merge(&c)
 			} else {
-				m[id] = len(out)
+				idx.set(in.Pattern, in.Coll, len(out))
 				out = append(out, c)
 			}
 		}
@@ -215,16 +236,15 @@ func MergeCollParts(lists ...[]CollPart) []CollPart {
 	for _, l := range lists {
 		n += len(l)
 	}
-	m := make(map[collID]int, n)
+	var idx collIndex
 	out := make([]CollPart, 0, n)
 	for _, l := range lists {
 		for i := range l {
 			c := &l[i]
-			id := collID{c.Pattern, c.Key}
-			if k, ok := m[id]; ok {
+			if k, ok := idx.get(c.Pattern, c.Key); ok {
 				out[k].merge(c)
 			} else {
-				m[id] = len(out)
+				idx.set(c.Pattern, c.Key, len(out))
 				out = append(out, *c)
 			}
 		}

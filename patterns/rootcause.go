@@ -116,8 +116,14 @@ type collTable struct {
 	rec []collRecord
 }
 
-func (t *collTable) add(ev int, r collRecord) {
-	t.ev = append(t.ev, int32(ev))
+// add records the collective end c.Index. The table is made at once for
+// every collective of the trace (a bound), not grown by copies.
+func (t *collTable) add(c *replay.Ctx, r collRecord) {
+	if t.ev == nil {
+		n := len(c.Trace.Collectives)
+		t.ev, t.rec = make([]int32, 0, n), make([]collRecord, 0, n)
+	}
+	t.ev = append(t.ev, int32(c.Index))
 	t.rec = append(t.rec, r)
 }
 

@@ -282,14 +282,14 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(replay.FwBarrier, func(c *replay.Ctx) error {
-		rc.colls.add(c.Index, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayBarrier, typ: costBarrier})
+		rc.colls.add(c, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayBarrier, typ: costBarrier})
 		if c.Coll.SyncPoint {
 			rc.addColl(c, c.Idle, c.Completion, -1, c.Env.CommMembers[c.Trace.Collective(c.Index).Comm])
 		}
 		return nil
 	})
 	bus.On(replay.FwNxN, func(c *replay.Ctx) error {
-		rc.colls.add(c.Index, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayNxN, typ: costNxN})
+		rc.colls.add(c, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayNxN, typ: costNxN})
 		syncs, err := rc.syncedRanks(c, c.Coll.SyncPoint)
 		if err != nil || !c.Coll.SyncPoint {
 			return err
@@ -299,7 +299,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.FwOneToN, func(c *replay.Ctx) error {
 		root := c.Coll.Root.Rank
-		rc.colls.add(c.Index, collRecord{delayer: root, metric: DelayOneToN, typ: costOneToN})
+		rc.colls.add(c, collRecord{delayer: root, metric: DelayOneToN, typ: costOneToN})
 		me, _, err := c.CollMember()
 		if err != nil {
 			return err
@@ -317,7 +317,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.FwNToOne, func(c *replay.Ctx) error {
 		ci := &c.Coll
-		rc.colls.add(c.Index, collRecord{delayer: ci.Latest.Rank, metric: DelayNToOne, typ: costNToOne})
+		rc.colls.add(c, collRecord{delayer: ci.Latest.Rank, metric: DelayNToOne, typ: costNToOne})
 		if !ci.SyncPoint {
 			return nil
 		}

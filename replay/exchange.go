@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"scout/hpc"
 	"scout/localtrace"
@@ -322,7 +323,7 @@ func (x *exchange) clamp() {
 // reduce runs round k of the exchanges xs (all of one communicator, in
 // trace order) as one reduction over comm, if any has entries in it.
 func reduce(comm hpc.Comm, k int, xs []*exchange, buf []TimeRank) ([]TimeRank, error) {
-	v := buf[:0]
+	v := slices.Grow(buf[:0], 2*len(xs)) // at most two entries each: no copies
 	for _, x := range xs {
 		v = x.put(k, v)
 	}
