@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -308,5 +309,45 @@ func TestDeepCallTree(t *testing.T) {
 		if !slices.Equal(want.Float[c], have.Float[c]) {
 			t.Fatalf("call path %d: values %v, want %v", c, have.Float[c], want.Float[c])
 		}
+	}
+}
+
+// TestWriteIntoFile: Write fills the caller's file with what WriteFile
+// writes (but the time stamps), and leaves no other file behind; the
+// file stays open and unrenamed.
+func TestWriteIntoFile(t *testing.T) {
+	for _, tc := range roundTripCases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := os.CreateTemp(dir, "out.*.tmp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := Write(f, tc.build()); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+			if _, err := f.Stat(); err != nil {
+				t.Fatalf("the file was closed: %v", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != filepath.Base(f.Name()) {
+				t.Fatalf("directory holds %d entries, want only %s", len(ents), filepath.Base(f.Name()))
+			}
+			path := filepath.Join(dir, "x.cubex")
+			if err := os.Link(f.Name(), path); err != nil {
+				t.Fatal(err)
+			}
+			back, err := ReadFile(path)
+			if err != nil {
+				t.Fatalf("ReadFile: %v", err)
+			}
+			want, _ := writeRead(t, tc.build())
+			if diff := diffReports(want, back); diff != "" {
+				t.Errorf("read back (-WriteFile +Write):\n%s", diff)
+			}
+			if diff := diffCells(cellMap(want.Cells()), cellMap(back.Cells()), 0); diff != "" {
+				t.Errorf("cells (-WriteFile +Write):\n%s", diff)
+			}
+		})
 	}
 }

@@ -21,9 +21,13 @@ import (
 // without Commit removes the temporary file, so a failed or abandoned
 // write never leaves a partial report.
 //
+// A Writer made by [Write] writes into its caller's file instead, which
+// it neither renames nor closes nor removes.
+//
 // A Writer is not safe for concurrent use.
 type Writer struct {
 	path, tmp string
+	own       bool // the Writer made f (tmp) and renames it to path
 	f         *os.File
 	tw        *tarWriter
 	anchor    []byte
@@ -64,6 +68,21 @@ func Create(path string, r *Report) (*Writer, error) {
 	if !strings.HasSuffix(path, ".cubex") {
 		return nil, fmt.Errorf("cube: %s: the file name must end in .cubex", path)
 	}
+	w, err := newWriter(path, r)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("cube: %w", err)
+	}
+	w.f, w.tmp, w.own = f, f.Name(), true
+	return w.start(r)
+}
+
+// newWriter prepares writing the report with the definitions of r to
+// path; the caller opens the file.
+func newWriter(path string, r *Report) (*Writer, error) {
 	if err := r.validateDefs(); err != nil {
 		return nil, err
 	}
@@ -94,13 +113,12 @@ func Create(path string, r *Report) (*Writer, error) {
 	w.row = make([]byte, maxRow)
 	w.pos = make([]uint32, 0, len(w.cnodes))
 	w.idx = make([]byte, 0, indexHdrSize+4+4*len(w.cnodes))
+	return w, nil
+}
 
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("cube: %w", err)
-	}
-	w.f, w.tmp = f, f.Name()
-	w.tw = newTarWriter(f, time.Now().Unix())
+// start begins the archive in w.f with r's misc files.
+func (w *Writer) start(r *Report) (*Writer, error) {
+	w.tw = newTarWriter(w.f, time.Now().Unix())
 	for _, m := range r.Misc {
 		if err := w.tw.addFile(m.Name, m.Data); err != nil {
 			return nil, w.abort(w.fail(err))
@@ -414,6 +432,9 @@ func (w *Writer) commit() error {
 	if err := w.tw.finish(); err != nil {
 		return err
 	}
+	if !w.own {
+		return nil
+	}
 	if err := w.f.Chmod(0o644); err != nil {
 		return err
 	}
@@ -437,6 +458,9 @@ func (w *Writer) abort(err error) error {
 		return err
 	}
 	w.done = true
+	if !w.own {
+		return err
+	}
 	w.f.Close() // may already be closed by commit
 	if rerr := os.Remove(w.tmp); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
 		err = fmt.Errorf("cube: removing %s: %w", w.tmp, rerr)
@@ -456,6 +480,33 @@ func WriteFile(path string, r *Report) error {
 		return err
 	}
 	defer w.Close()
+	return w.writeValues(r)
+}
+
+// Write writes r with its Values into f, an empty file open for reading
+// and writing, from its start. f stays open and where it is: a caller
+// that makes its outputs atomic itself (renaming them all at once, and
+// removing them when a signal stops it) owns every file name. It checks
+// r with [Report.Validate] first.
+func Write(f *os.File, r *Report) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	w, err := newWriter(f.Name(), r)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	if _, err := w.start(r); err != nil {
+		return err
+	}
+	defer w.Close()
+	return w.writeValues(r)
+}
+
+// writeValues writes r.Values, row by row, and commits.
+func (w *Writer) writeValues(r *Report) error {
+	var err error
 	orders := map[bool][]*Cnode{} // by call-tree inclusiveness: made once
 	for _, ms := range w.order {
 		sev := r.Values[ms.m.ID]

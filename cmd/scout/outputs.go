@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -205,14 +204,15 @@ func (s *outputSet) writeCube(path string, r *cube.Report) error {
 	if err != nil {
 		return err
 	}
-	f.Close()
-	// cube.WriteFile replaces the (empty) temporary file atomically.
-	os.Remove(o.tmp)
-	tmp := o.tmp + ".cubex"
-	outputs.Lock()
-	o.tmp = tmp
-	outputs.Unlock()
-	return cube.WriteFile(tmp, r)
+	// Into the registered temporary file: the writer makes no file of
+	// its own, so a signal, which removes the registered files under
+	// outputs.Lock, leaves nothing behind (cube.WriteFile's own
+	// temporary file could be renamed after the removal).
+	if err := cube.Write(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // commit gives the outputs their final names, with the permissions of a
@@ -293,14 +293,6 @@ func (s *outputSet) removeTemps() {
 	for _, o := range s.outs {
 		if o.tmp != "" {
 			os.Remove(o.tmp)
-			// cube.WriteFile's own temporary file, if a signal came
-			// while it wrote
-			if strings.HasSuffix(o.tmp, ".cubex") {
-				tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(o.tmp), tempPattern(o.tmp)))
-				for _, t := range tmps {
-					os.Remove(t)
-				}
-			}
 			o.tmp = ""
 		}
 	}
