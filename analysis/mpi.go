@@ -160,11 +160,11 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 			return fail(err)
 		}
 		for _, l := range mine {
-			var buf bytes.Buffer
-			if err := gob.NewEncoder(&buf).Encode(l.result(len(tree.Nodes))); err != nil {
+			b, err := toGob(l.result(len(tree.Nodes)))
+			if err != nil {
 				return fail(err)
 			}
-			if err := w.Send(0, resultTag, buf.Bytes()); err != nil {
+			if err := w.Send(0, resultTag, b); err != nil {
 				return fail(err)
 			}
 		}
@@ -196,8 +196,8 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 				return fail(err)
 			}
 			var r result
-			if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
-				return fail(fmt.Errorf("decoding a result of process %d: %w", proc, err))
+			if err := fromGob(b, &r, "a result", proc); err != nil {
+				return fail(err)
 			}
 			if err := add(rep, r); err != nil {
 				return fail(err)
@@ -231,18 +231,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.PatternStats, error) {
 	srcs := s.statSources(mine)
 	basis := combine.NewStatBasis(srcs)
-	enc := func(v any) ([]byte, error) {
-		var buf bytes.Buffer
-		err := gob.NewEncoder(&buf).Encode(v)
-		return buf.Bytes(), err
-	}
-	dec := func(proc int, b []byte, v any) error {
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
-			return fmt.Errorf("decoding the statistics of process %d: %w", proc, err)
-		}
-		return nil
-	}
-	b, err := enc(basis)
+	b, err := toGob(basis)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +245,7 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 			continue
 		}
 		var o combine.StatBasis
-		if err := dec(proc, b, &o); err != nil {
+		if err := fromGob(b, &o, "the statistics", proc); err != nil {
 			return nil, err
 		}
 		basis.Merge(o)
@@ -295,7 +284,7 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 	}
 	part := combine.SummarizeStats(srcs, colls, basis)
 	if me != 0 {
-		b, err := enc(part)
+		b, err := toGob(part)
 		if err != nil {
 			return nil, err
 		}
@@ -307,12 +296,28 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 			return nil, err
 		}
 		var o combine.StatPart
-		if err := dec(proc, b, &o); err != nil {
+		if err := fromGob(b, &o, "the statistics", proc); err != nil {
 			return nil, err
 		}
 		part.Merge(o)
 	}
 	return part.Stats(basis), nil
+}
+
+// toGob encodes v for another process.
+func toGob(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(v)
+	return buf.Bytes(), err
+}
+
+// fromGob decodes into v what process proc encoded (toGob); what names
+// it in the error.
+func fromGob(b []byte, v any, what string, proc int) error {
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+		return fmt.Errorf("decoding %s of process %d: %w", what, proc, err)
+	}
+	return nil
 }
 
 // firstRank is the first application rank process proc hosts.
@@ -437,19 +442,19 @@ func reportOnce(h *mpi.Comm, err error) error {
 // gatherFailures collects the failures of every process's ranks on rank
 // 0, in rank order (processes host consecutive ranks); the others get nil.
 func gatherFailures(h *mpi.Comm, mine []rankFailure) ([]rankFailure, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
+	b, err := toGob(mine)
+	if err != nil {
 		return nil, err
 	}
-	parts, err := h.Gather(0, buf.Bytes())
+	parts, err := h.Gather(0, b)
 	if err != nil || h.Rank() != 0 {
 		return nil, err
 	}
 	var all []rankFailure
 	for p, b := range parts {
 		var fs []rankFailure
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&fs); err != nil {
-			return nil, fmt.Errorf("decoding the failures of process %d: %w", p, err)
+		if err := fromGob(b, &fs, "the failures", p); err != nil {
+			return nil, err
 		}
 		all = append(all, fs...)
 	}

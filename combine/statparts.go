@@ -170,31 +170,27 @@ func (c *CollPart) merge(o *CollPart) {
 	}
 }
 
-// collIndex finds a part by pattern and operation: a map per pattern,
-// keyed by communicator and sequence number in one word (the fast path
-// of Go's maps; a struct key took most of CollParts' time).
-type collIndex []map[uint64]int
-
-func collWord(key patterns.CollKey) uint64 { return uint64(key.Comm)<<32 | uint64(uint32(key.Seq)) }
-
-// get returns the index of the part of pattern and key, if any.
-func (x *collIndex) get(pattern uint8, key patterns.CollKey) (int, bool) {
-	if int(pattern) >= len(*x) || (*x)[pattern] == nil {
-		return 0, false
-	}
-	k, ok := (*x)[pattern][collWord(key)]
-	return k, ok
+// collAgg merges parts into one per pattern and operation, found
+// through a map per pattern keyed by communicator and sequence number in
+// one word (the fast path of Go's maps; a struct key took most of
+// CollParts' time).
+type collAgg struct {
+	idx []map[uint64]int // by pattern: index into out
+	out []CollPart
 }
 
-// set notes k as the index of the part of pattern and key.
-func (x *collIndex) set(pattern uint8, key patterns.CollKey, k int) {
-	for int(pattern) >= len(*x) {
-		*x = append(*x, nil)
+// add merges c into its operation's part, or keeps a copy of it.
+func (a *collAgg) add(c *CollPart) {
+	for int(c.Pattern) >= len(a.idx) {
+		a.idx = append(a.idx, map[uint64]int{})
 	}
-	if (*x)[pattern] == nil {
-		(*x)[pattern] = map[uint64]int{}
+	m, key := a.idx[c.Pattern], uint64(c.Key.Comm)<<32|uint64(uint32(c.Key.Seq))
+	if k, ok := m[key]; ok {
+		a.out[k].merge(c)
+		return
 	}
-	(*x)[pattern][collWord(key)] = k
+	m[key] = len(a.out)
+	a.out = append(a.out, *c)
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
@@ -205,8 +201,7 @@ func CollParts(srcs []StatSource) []CollPart {
 	for _, s := range srcs {
 		n += s.count()
 	}
-	var idx collIndex
-	out := make([]CollPart, 0, n/2)
+	a := collAgg{out: make([]CollPart, 0, n/2)}
 	waits := make([]float64, 0, n) // the parts' sums, one value each until they merge
 	for _, s := range srcs {
 		for i, in := range s.all() {
@@ -214,17 +209,11 @@ func CollParts(srcs []StatSource) []CollPart {
 				continue
 			}
 			waits = append(waits, in.Duration)
-			c := CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
-				Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank}
-			if k, ok := idx.get(in.Pattern, in.Coll); ok {
-				out[k].merge(&c)
-			} else {
-				idx.set(in.Pattern, in.Coll, len(out))
-				out = append(out, c)
-			}
+			a.add(&CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
+				Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank})
 		}
 	}
-	return out
+	return a.out
 }
 
 // MergeCollParts merges lists of partial aggregates into one.
@@ -236,20 +225,13 @@ func MergeCollParts(lists ...[]CollPart) []CollPart {
 	for _, l := range lists {
 		n += len(l)
 	}
-	var idx collIndex
-	out := make([]CollPart, 0, n)
+	a := collAgg{out: make([]CollPart, 0, n)}
 	for _, l := range lists {
 		for i := range l {
-			c := &l[i]
-			if k, ok := idx.get(c.Pattern, c.Key); ok {
-				out[k].merge(c)
-			} else {
-				idx.set(c.Pattern, c.Key, len(out))
-				out = append(out, *c)
-			}
+			a.add(&l[i])
 		}
 	}
-	return out
+	return a.out
 }
 
 // CollOwner returns which of procs processes aggregates a collective

@@ -158,18 +158,17 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	// root alone needs the result (bwc's delay costs) runs ahead instead
 	// of in lockstep; a failed gather fails on the root (and the run).
 	// With hosted ranks (1 < M < N) a Gather synchronises like the other
-	// collectives: there the members running ahead made bwc 3-4× slower
-	// (its cause in the router is not understood yet).
+	// collectives (world.oneWayGather).
 	coord, oneWay := 0, ct.kind == kGather && callErr == "" && c.w.oneWayGather
 	if oneWay {
 		coord = ct.root
 	}
-	if c.rank != coord && oneWay {
-		up := &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
-		return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
-			func() []byte { return encodeContrib(ct, "") })
-	}
 	if c.rank != coord {
+		if oneWay {
+			up := &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
+			return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
+				func() []byte { return encodeContrib(ct, "") })
+		}
 		if err := c.postColl(0, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
 			func() []byte { return encodeContrib(ct, callErr) }); err != nil {
 			return nil, err

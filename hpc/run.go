@@ -67,9 +67,11 @@ type world struct {
 	link   Link   // nil in-process
 	poller Poller // set when the only local rank drives the link
 	// oneWayGather: a Gather's members do not wait for its root (see
-	// collective): in one process and with one rank per process, not
-	// with hosted ranks, whose router was slower with members running
-	// ahead. Every process decides alike, from the placement.
+	// collective): in one process and with one rank per process. Not
+	// with hosted ranks: there, over the MPI link, members running ahead
+	// made bwc 3-4× slower, for a cause not found yet (over in-memory
+	// links they are faster). Every process decides alike, from the
+	// placement.
 	oneWayGather bool
 	drains       int // the rank's calls since its last drain
 	ranks        []*rank

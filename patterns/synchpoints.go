@@ -165,10 +165,10 @@ func (b byEvent) Swap(i, j int) {
 
 // get returns the synchpoint of ev, nil for none.
 func (s *synchpoints) get(ev int) *synchpoint {
-	w, off := ev>>6, uint(ev&63)
-	if ev < 0 || w >= len(s.all) || s.all[w]>>off&1 == 0 {
+	if !s.has(ev) {
 		return nil
 	}
+	w, off := ev>>6, uint(ev&63)
 	if w < len(s.indexed) {
 		if m := s.indexed[w]; m>>off&1 != 0 {
 			return &s.sps[int(s.base[w])+bits.OnesCount64(m&(1<<off-1))]
