@@ -848,7 +848,7 @@ func TestDrain(t *testing.T) {
 	queued := func() int {
 		box.mu.Lock()
 		defer box.mu.Unlock()
-		return len(box.msgs) - box.head
+		return box.msgs.len()
 	}
 	sent := make(chan struct{})
 	var before, after int

@@ -111,8 +111,7 @@ type memNet struct {
 type memBox struct {
 	mu     sync.Mutex
 	cond   sync.Cond
-	msgs   []memMsg
-	head   int
+	msgs   fifo[memMsg]
 	closed bool
 	broken error         // set by breakAll: every Recv fails with it
 	notify chan struct{} // signalled by Send, for Poll
@@ -151,7 +150,7 @@ func (l *memLink) Send(proc int, msg []byte) error {
 	if b.closed {
 		return fmt.Errorf("hpc: link send to process %d: %w", proc, ErrLinkClosed)
 	}
-	b.msgs = append(b.msgs, memMsg{from: l.proc, msg: append([]byte{}, msg...)})
+	b.msgs.push(memMsg{from: l.proc, msg: append([]byte{}, msg...)})
 	b.cond.Signal()
 	signal(b.notify)
 	return nil
@@ -175,7 +174,7 @@ func (l *memLink) Recv() (int, []byte, error) {
 	b := l.net.boxes[l.proc]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.head == len(b.msgs) && !b.closed && b.broken == nil {
+	for b.msgs.len() == 0 && !b.closed && b.broken == nil {
 		b.cond.Wait()
 	}
 	return b.next()
@@ -190,7 +189,7 @@ func (l *memLink) Poll(d time.Duration) (int, []byte, bool, error) {
 	var t *time.Timer
 	for {
 		b.mu.Lock()
-		if b.head < len(b.msgs) || b.closed || b.broken != nil {
+		if b.msgs.len() > 0 || b.closed || b.broken != nil {
 			from, msg, err := b.next()
 			b.mu.Unlock()
 			return from, msg, err == nil, err
@@ -217,12 +216,7 @@ func (b *memBox) next() (int, []byte, error) {
 	if b.closed {
 		return 0, nil, ErrLinkClosed
 	}
-	m := b.msgs[b.head]
-	b.msgs[b.head] = memMsg{}
-	b.head++
-	if b.head == len(b.msgs) {
-		b.msgs, b.head = b.msgs[:0], 0
-	}
+	m := b.msgs.pop()
 	return m.from, m.msg, nil
 }
 
@@ -233,7 +227,7 @@ func (l *memLink) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	b.msgs, b.head = nil, 0
+	b.msgs = fifo[memMsg]{}
 	b.cond.Broadcast()
 	signal(b.notify)
 	return nil

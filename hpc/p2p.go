@@ -319,21 +319,4 @@ const (
 )
 
 // msgQueue is a FIFO of messages.
-type msgQueue struct {
-	msgs []message
-	head int
-}
-
-func (q *msgQueue) len() int { return len(q.msgs) - q.head }
-
-func (q *msgQueue) push(m message) { q.msgs = append(q.msgs, m) }
-
-func (q *msgQueue) pop() message {
-	m := q.msgs[q.head]
-	q.msgs[q.head] = message{}
-	q.head++
-	if q.head == len(q.msgs) {
-		q.msgs, q.head = q.msgs[:0], 0
-	}
-	return m
-}
+type msgQueue = fifo[message]

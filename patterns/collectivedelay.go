@@ -148,7 +148,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	const nk = 1 + numCostTypes
 	// the wait (short term) and the incoming costs by type (long term)
 	cd.gamma = append(cd.gamma[:0], math.Max(rc.sp.waitOf(c.Index), 0))
-	cd.gamma = append(cd.gamma, rc.costs.of(c.Index)...)
+	cd.gamma = append(cd.gamma, rc.costs.of(&rc.sp, c.Index)...)
 	replay.Put(c, MemberGammas, cd.gamma)
 	replay.Put(c, MemberSync, sync)
 	replay.Put(c, MemberOnPath, onPath)

@@ -50,7 +50,7 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 		}
 		w := sp.waitOf(c.Index)
 		replay.Put(c, WaitTime, w)
-		replay.Put(c, WaitCosts, rc.costs.of(c.Index))
+		replay.Put(c, WaitCosts, rc.costs.of(&rc.sp, c.Index))
 		if w > 0 {
 			m := c.Trace.Message(c.Index)
 			if err := rc.delayTimemap(c, c.Index, worldRank(c, m.Comm, int(m.Peer))); err != nil {
@@ -69,7 +69,7 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 // completion cmp, whose receiver is world rank dst.
 func (rc *rootCause) shipWait(c *replay.Ctx, cmp, dst int) error {
 	replay.Put(c, WaitTime, rc.sp.waitOf(cmp))
-	replay.Put(c, WaitCosts, rc.costs.of(cmp))
+	replay.Put(c, WaitCosts, rc.costs.of(&rc.sp, cmp))
 	if err := rc.delayTimemap(c, cmp, dst); err != nil {
 		return err
 	}

@@ -42,21 +42,18 @@ var longTermMetrics = [numCostTypes]replay.Metric{DelayLateSenderLT, DelayLateRe
 var WaitCosts = replay.NewField("wait costs", replay.Float64sCodec)
 
 type costs struct {
-	byType [numCostTypes]map[int]float64 // wait state → cost
-	out    []float64                     // scratch of WaitCosts
+	byType [numCostTypes]spValues // by wait state
+	out    []float64              // scratch of WaitCosts
 }
 
-func (k *costs) init() {
-	for t := range k.byType {
-		k.byType[t] = map[int]float64{}
-	}
-}
+func (k *costs) init() { k.byType = [numCostTypes]spValues{} }
 
-// of returns ev's costs (in k.out).
-func (k *costs) of(ev int) []float64 {
+// of returns the costs of ev (in k.out), which sp may hold.
+func (k *costs) of(sp *synchpoints, ev int) []float64 {
 	k.out = slices.Grow(k.out[:0], numCostTypes)[:numCostTypes]
+	i := sp.index(ev)
 	for t := range k.byType {
-		k.out[t] = k.byType[t][ev]
+		k.out[t] = k.byType[t].at(i)
 	}
 	return k.out
 }
@@ -67,9 +64,10 @@ func (rc *rootCause) addCosts(t int, props []int32, x float64) {
 		return
 	}
 	for _, e := range props {
-		ev := int(e)
-		if w := rc.sp.waitOf(ev); w > 0 {
-			rc.costs.byType[t][ev] += x * w
+		if i := rc.sp.index(int(e)); i >= 0 {
+			if w := rc.sp.sps[i].wait; w > 0 {
+				rc.costs.byType[t].add(&rc.sp, i, x*w)
+			}
 		}
 	}
 }
@@ -112,8 +110,10 @@ func (rc *rootCause) addCostsScaled(t int, props []int32, keys []int, vals []flo
 		if k, ok := slices.BinarySearch(keys, ev); ok {
 			x = vals[k]
 		}
-		if w := rc.sp.waitOf(ev); x > 0 && w > 0 {
-			rc.costs.byType[t][ev] += x * w
+		if i := rc.sp.index(ev); i >= 0 && x > 0 {
+			if w := rc.sp.sps[i].wait; w > 0 {
+				rc.costs.byType[t].add(&rc.sp, i, x*w)
+			}
 		}
 	}
 }

@@ -271,7 +271,7 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 		return err
 	}
 	omega := dl.waits.sum
-	costs := rc.costs.of(b)
+	costs := rc.costs.of(&rc.sp, b)
 	o.gamma = append(o.gamma[:0], lat.Time-c.EnterTime(b))
 	for _, k := range ompBarrierKeys[1:] {
 		o.gamma = append(o.gamma, costs[k])

@@ -165,23 +165,64 @@ func (b byEvent) Swap(i, j int) {
 
 // get returns the synchpoint of ev, nil for none.
 func (s *synchpoints) get(ev int) *synchpoint {
+	if i := s.index(ev); i >= 0 {
+		return &s.sps[i]
+	}
+	return nil
+}
+
+// index returns the position in sps of ev's synchpoint, -1 for none.
+func (s *synchpoints) index(ev int) int {
 	if !s.has(ev) {
-		return nil
+		return -1
 	}
 	w, off := ev>>6, uint(ev&63)
 	if w < len(s.indexed) {
 		if m := s.indexed[w]; m>>off&1 != 0 {
-			return &s.sps[int(s.base[w])+bits.OnesCount64(m&(1<<off-1))]
+			return int(s.base[w]) + bits.OnesCount64(m&(1<<off-1))
 		}
 	}
 	// registered since the last order: the latest first (a pass asks
 	// about what it just registered)
 	for k := len(s.events) - 1; k >= s.sorted; k-- {
 		if int(s.events[k]) == ev {
-			return &s.sps[k]
+			return k
 		}
 	}
-	return nil
+	return -1
+}
+
+// spValues holds a value per synchpoint, by its position in sps, for
+// what bwc accumulates and fwc reads by wait state (costs, propagated
+// waits): 8 bytes per synchpoint, made at the first write, where a map
+// took 20-40 bytes an entry and a location of a ring has an entry for
+// every other synchpoint. The positions hold while no synchpoint is
+// registered, as in bwc and fwc (the synchpoints are ordered when bwc
+// starts).
+type spValues []float64
+
+// add adds x to the value of the synchpoint at position i of s.
+func (v *spValues) add(s *synchpoints, i int, x float64) {
+	if *v == nil {
+		*v = make(spValues, len(s.sps))
+	}
+	(*v)[i] += x
+}
+
+// set sets the value of the synchpoint at position i of s to x.
+func (v *spValues) set(s *synchpoints, i int, x float64) {
+	if *v == nil {
+		*v = make(spValues, len(s.sps))
+	}
+	(*v)[i] = x
+}
+
+// at returns the value of the synchpoint at position i, 0 for none.
+func (v spValues) at(i int) float64 {
+	if i < 0 || i >= len(v) {
+		return 0
+	}
+	return v[i]
 }
 
 func (s *synchpoints) has(ev int) bool {

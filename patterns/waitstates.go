@@ -20,14 +20,11 @@ import (
 //	             later Late Sender or Late Receiver wait state elsewhere
 //	             (scale · wait); attribution: its call path
 type propagation struct {
-	indirect [2]map[int]float64 // by costLS (send events), costLR (receive requests)
-	prop     map[int]float64    // wait state → largest propagated part
+	indirect [2]spValues // by costLS (send events), costLR (receive requests)
+	prop     spValues    // by wait state: its largest propagated part (> 0), 0 for none
 }
 
-func (pr *propagation) init() {
-	pr.indirect = [2]map[int]float64{{}, {}}
-	pr.prop = map[int]float64{}
-}
+func (pr *propagation) init() { *pr = propagation{} }
 
 // record notes, at the delayer's event ev of a delay of type typ, the
 // waits of its wait states among props that propagated, with scale.
@@ -36,15 +33,15 @@ func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props [
 		return
 	}
 	pr := &rc.prop
-	pr.indirect[typ][ev] += scale * wsum
+	sp := &rc.sp
+	pr.indirect[typ].add(sp, sp.index(ev), scale*wsum)
 	if !(scale > 0) {
 		return
 	}
-	for _, e32 := range props {
-		e := int(e32)
-		if w := rc.sp.waitOf(e); w > 0 {
-			if old, ok := pr.prop[e]; !ok || scale*w > old {
-				pr.prop[e] = scale * w
+	for _, e := range props {
+		if i := sp.index(int(e)); i >= 0 {
+			if w := sp.sps[i].wait; w > 0 && scale*w > pr.prop.at(i) {
+				pr.prop.set(sp, i, scale*w)
 			}
 		}
 	}
@@ -88,7 +85,7 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 				c.Add(IndirectLR, c.Callpath(cmp), pw)
 			}
 		}
-		if v, ok := pr.prop[cmp]; ok {
+		if v := pr.prop.at(sp.index(cmp)); v > 0 {
 			c.Add(PropagatingLR, c.Callpath(cmp), v)
 		}
 		return nil
@@ -96,7 +93,7 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 	// the indirect parts are bwc's results: fwc ships ahead (its inverse
 	// messages, of Late Receivers only, go at the events)
 	bus.OnAhead(FwcPreSend, func(c *replay.Ctx) error {
-		replay.Put(c, IndirectWait, pr.indirect[costLS][c.Index])
+		replay.Put(c, IndirectWait, pr.indirect[costLS].at(sp.index(c.Index)))
 		return nil
 	})
 	bus.On(FwcPostSend, func(c *replay.Ctx) error {
@@ -116,7 +113,7 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 		if !sp.has(q) || sp.isWait(q) {
 			return nil
 		}
-		replay.Put(c, IndirectWait, pr.indirect[costLR][q])
+		replay.Put(c, IndirectWait, pr.indirect[costLR].at(sp.index(q)))
 		return c.SendInverseOf(msg)
 	}
 	bus.On(FwcPostRecv, func(c *replay.Ctx) error {
@@ -128,7 +125,7 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 				return err
 			}
 		}
-		if v, ok := pr.prop[c.Index]; ok {
+		if v := pr.prop.at(sp.index(c.Index)); v > 0 {
 			c.Add(PropagatingLS, c.Callpath(c.Index), v)
 		}
 		return nil

@@ -1,0 +1,49 @@
+package hpc
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFifo: values come out in order, and a queue that is never empty
+// (its consumer a few values behind) keeps memory for its backlog, not
+// for every value that passed.
+func TestFifo(t *testing.T) {
+	tests := []struct {
+		name    string
+		backlog int // values queued before the steady state
+		pushes  int
+	}{
+		{"empty between values", 0, 100000},
+		{"one behind", 1, 100000},
+		{"many behind", 1000, 100000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var q fifo[int]
+			var got, want []int
+			next := 0
+			for range tc.backlog {
+				q.push(next)
+				want = append(want, next)
+				next++
+			}
+			for range tc.pushes {
+				q.push(next)
+				want = append(want, next)
+				next++
+				got = append(got, q.pop())
+			}
+			for q.len() > 0 {
+				got = append(got, q.pop())
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("values out (-want +got):\n%s", diff)
+			}
+			if limit := 4*tc.backlog + 16; cap(q.vals) > limit {
+				t.Errorf("capacity %d after %d values with a backlog of %d, want at most %d", cap(q.vals), tc.pushes, tc.backlog, limit)
+			}
+		})
+	}
+}
