@@ -90,13 +90,18 @@ type Event struct {
 	C    uint32
 }
 
-// Message holds the details of a point-to-point event.
+// Message holds the details of a point-to-point event, in 16 bytes
+// (a location of a ring has a message for every fourth event): its size
+// is Trace.MessageBytes.
 type Message struct {
-	Comm  uint32 // communicator
-	Peer  uint32 // rank of the partner in Comm
-	Tag   uint32
-	Bytes uint64
+	Comm uint32 // communicator
+	Peer uint32 // rank of the partner in Comm
+	Tag  uint32
+	size uint32 // bytes, or bigSize: in Trace.bigSizes
 }
+
+// bigSize marks a message of 4 GiB − 1 bytes or more.
+const bigSize = math.MaxUint32
 
 // Collective holds the details of a collective operation's end event.
 type Collective struct {

@@ -207,14 +207,15 @@ func (b *builder) add(ev *otf2.Event) error {
 	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
 		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
 		e.A = uint32(len(t.Messages))
-		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2]), Bytes: ev.Args[3]}
+		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2])}
 		switch ev.Type {
 		case otf2.EvMpiIsend:
 			b.pending[reqKey{0, ev.Args[4]}] = idx
 		case otf2.EvMpiIrecv:
 			e.C = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
-		t.Messages = append(room(t.Messages, len(t.Events), cap(t.Events)), m)
+		t.Messages = room(t.Messages, len(t.Events), cap(t.Events))
+		t.addMessage(m, ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
 		e.C = b.complete(reqKey{0, ev.Args[0]}, idx)

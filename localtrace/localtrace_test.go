@@ -2,9 +2,11 @@ package localtrace
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -229,5 +231,29 @@ func TestRanks(t *testing.T) {
 	pl[10] = Placement{Rank: 0}
 	if _, _, err := Ranks(defs, pl); err == nil {
 		t.Error("two master threads of rank 0: no error")
+	}
+}
+
+// TestMessageBytes: message sizes of 4 GiB − 1 bytes and more, which a
+// message's 32-bit size field cannot hold, are kept exactly beside it.
+func TestMessageBytes(t *testing.T) {
+	sizes := []uint64{0, 5, math.MaxUint32 - 1, math.MaxUint32, 1 << 40, math.MaxUint64, 7}
+	var tr Trace
+	for i, n := range sizes {
+		tr.Events = append(tr.Events, Event{Kind: KindSend, A: uint32(len(tr.Messages))})
+		tr.addMessage(Message{Comm: 1, Peer: uint32(i), Tag: 3}, n)
+	}
+	var got []uint64
+	for i := range tr.Events {
+		got = append(got, tr.MessageBytes(i))
+		if m := tr.Message(i); m.Peer != uint32(i) || m.Comm != 1 || m.Tag != 3 {
+			t.Errorf("message %d: %+v", i, *m)
+		}
+	}
+	if diff := cmp.Diff(sizes, got); diff != "" {
+		t.Errorf("sizes (-want +got):\n%s", diff)
+	}
+	if n := unsafe.Sizeof(Message{}); n != 16 {
+		t.Errorf("a message takes %d bytes, want 16", n)
 	}
 }

@@ -7,6 +7,7 @@ type Trace struct {
 	Location    uint64 // OTF2 location id
 	Events      []Event
 	Messages    []Message
+	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into Messages
 	Collectives []Collective
 	Metrics     []MetricSample
 	// Callpaths is the location's call tree built from its Enter and
@@ -59,6 +60,30 @@ func (t *Trace) LeaveOf(i int) uint32 {
 
 // Message returns the message details of a point-to-point event.
 func (t *Trace) Message(i int) *Message { return &t.Messages[t.Events[i].A] }
+
+// MessageBytes returns the size of the message of a point-to-point
+// event.
+func (t *Trace) MessageBytes(i int) uint64 {
+	a := t.Events[i].A
+	if s := t.Messages[a].size; s != bigSize {
+		return uint64(s)
+	}
+	return t.bigSizes[a]
+}
+
+// addMessage appends m of n bytes to the messages.
+func (t *Trace) addMessage(m Message, n uint64) {
+	if n < bigSize {
+		m.size = uint32(n)
+	} else {
+		m.size = bigSize
+		if t.bigSizes == nil {
+			t.bigSizes = map[uint32]uint64{}
+		}
+		t.bigSizes[uint32(len(t.Messages))] = n
+	}
+	t.Messages = append(t.Messages, m)
+}
 
 // Collective returns the details of a CollEnd or NbcComplete event.
 func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i].A] }

@@ -33,7 +33,7 @@ func registerCommStats(bus *replay.Bus) {
 	cc.on = true
 	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 		m := c.Trace.Message(c.Index)
-		cc.add(int32(worldRank(c, m.Comm, int(m.Peer))), m.Bytes)
+		cc.add(int32(worldRank(c, m.Comm, int(m.Peer))), c.Trace.MessageBytes(c.Index))
 		return nil
 	})
 }

@@ -116,7 +116,7 @@ func registerLateReceiver(bus *replay.Bus) {
 			finish = leaveCmp - leaveReq
 		}
 		msg := c.Trace.Message(i)
-		bytes, dest := msg.Bytes, worldRank(c, msg.Comm, int(msg.Peer))
+		bytes, dest := c.Trace.MessageBytes(i), worldRank(c, msg.Comm, int(msg.Peer))
 		cls := c.RegionClass(cmp)
 		switch {
 		case cls&(replay.ClassBlockSend|replay.ClassWaitSingle) != 0:

@@ -19,14 +19,14 @@ var SendEvent = replay.NewField("send", replay.EventRefCodec)
 func registerP2PStats(bus *replay.Bus) {
 	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
 		e := c.Event()
-		m := c.Trace.Message(c.Index)
-		replay.Put(c, SendEvent, replay.EventRef{Time: e.Time, Bytes: m.Bytes})
+		n := c.Trace.MessageBytes(c.Index)
+		replay.Put(c, SendEvent, replay.EventRef{Time: e.Time, Bytes: n})
 		cp := c.Callpath(c.Index)
-		if m.Bytes == 0 {
+		if n == 0 {
 			c.Add(SyncsSend, cp, 1)
 		} else {
 			c.Add(CommsSend, cp, 1)
-			c.Add(BytesSent, cp, float64(m.Bytes))
+			c.Add(BytesSent, cp, float64(n))
 		}
 		return nil
 	})

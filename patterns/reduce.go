@@ -282,7 +282,7 @@ func (r *reducer) start(c *replay.Ctx) error {
 
 // big reports whether message event i is kept for rendezvous mode.
 func (r *reducer) big(i int) bool {
-	return r.spec.EagerLimit > 0 && r.t.Message(i).Bytes >= r.spec.EagerLimit
+	return r.spec.EagerLimit > 0 && r.t.MessageBytes(i) >= r.spec.EagerLimit
 }
 
 // mayWait reports whether event j may wait for a partner in a

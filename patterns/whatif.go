@@ -661,7 +661,7 @@ func (p *predictor) collective(c *replay.Ctx) error {
 // were posted (WhatIfPrep), the receives send their begin's differences
 // back, and the rendezvous sends complete no earlier than that.
 func (p *predictor) registerRendezvous(bus *replay.Bus) {
-	big := func(c *replay.Ctx) bool { return c.Trace.Message(c.Index).Bytes >= p.w.EagerLimit }
+	big := func(c *replay.Ctx) bool { return c.Trace.MessageBytes(c.Index) >= p.w.EagerLimit }
 	bus.OnAhead(WhatIfPrepRecv, func(c *replay.Ctx) error {
 		if !big(c) {
 			c.SkipMessage()
@@ -704,7 +704,7 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 	})
 	bus.On(WhatIfRecvPosted, func(c *replay.Ctx) error {
 		done := c.Event().C
-		if done == localtrace.None || c.Trace.Events[done].Kind != localtrace.KindIrecv || c.Trace.Message(int(done)).Bytes < p.w.EagerLimit {
+		if done == localtrace.None || c.Trace.Events[done].Kind != localtrace.KindIrecv || c.Trace.MessageBytes(int(done)) < p.w.EagerLimit {
 			return nil
 		}
 		p.upTo(c.Index + 1)
@@ -752,7 +752,7 @@ func sendCompletion(t *localtrace.Trace, i int) int {
 func (p *predictor) rendezvousSend(i int) {
 	m := p.t.Message(i)
 	posted := p.posted[p.t.Events[i].A]
-	if m.Bytes < p.w.EagerLimit || math.IsNaN(posted) {
+	if p.t.MessageBytes(i) < p.w.EagerLimit || math.IsNaN(posted) {
 		return
 	}
 	if p.inverse == nil {
