@@ -50,6 +50,23 @@ type Poller interface {
 	Poll(d time.Duration) (proc int, msg []byte, ok bool, err error)
 }
 
+// A SharedPoller is a Poller that any goroutine may drive (one at a
+// time), not only the one that calls RunHosted. With several ranks in a
+// process, RunHosted then lets a waiting rank drive the link itself
+// instead of waiting for the router, which sleeps while the link is
+// quiet: over MPI, a collective of 4 ranks on 2 processes took 3 ms
+// when every remote message waited for the router's next look, 10 µs
+// with a rank polling.
+type SharedPoller interface {
+	Poller
+	// Shared reports whether any goroutine may call Poll and Progress.
+	Shared() bool
+	// Queued returns a channel that is signalled when Send queued a
+	// message that only the next Poll or Progress will start (nil if
+	// Send always starts or delivers its message).
+	Queued() <-chan struct{}
+}
+
 // ErrLinkClosed is the error of a Link's Send or Recv after Close.
 var ErrLinkClosed = errors.New("hpc: link closed")
 
@@ -179,6 +196,12 @@ func (l *memLink) Recv() (int, []byte, error) {
 	}
 	return b.next()
 }
+
+// Shared reports that any goroutine may poll an in-memory link.
+func (l *memLink) Shared() bool { return true }
+
+// Queued returns nil: Send delivers at once.
+func (l *memLink) Queued() <-chan struct{} { return nil }
 
 // Progress does nothing: Send delivers at once.
 func (l *memLink) Progress() error { return nil }

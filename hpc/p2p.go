@@ -217,9 +217,12 @@ func (w *world) await(r *rank, what wait) (message, error) {
 	// wake-up may have coalesced with one that an earlier wait consumed.
 	for first := true; ; first = false {
 		if !first {
-			if w.poller != nil {
+			switch {
+			case w.poller != nil:
 				w.poll()
-			} else {
+			case w.shared != nil && w.driving.CompareAndSwap(false, true):
+				w.drive(r)
+			default:
 				<-r.wake
 			}
 		}

@@ -66,12 +66,21 @@ type world struct {
 	procs  int
 	link   Link   // nil in-process
 	poller Poller // set when the only local rank drives the link
+	// shared is set when several local ranks share a link that any
+	// goroutine may drive (see drive.go); driving tells whether a rank
+	// does, recvMu orders the frames' reception, routed tells the router
+	// that a driver handled the run's last frame
+	shared  SharedPoller
+	driving atomic.Bool
+	recvMu  sync.Mutex
+	routed  atomic.Bool
 	// oneWayGather: a Gather's members do not wait for its root (see
 	// collective): in one process and with one rank per process. Not
 	// with hosted ranks: there, over the MPI link, members running ahead
 	// made bwc 3-4× slower, for a cause not found yet (over in-memory
-	// links they are faster). Every process decides alike, from the
-	// placement.
+	// links they are faster; with the waiting ranks driving the link,
+	// bwc of the HPCG-like benchmark trace at M = 2 took 8 s one-way
+	// against 1 s). Every process decides alike, from the placement.
 	oneWayGather bool
 	drains       int // the rank's calls since its last drain
 	ranks        []*rank
@@ -226,6 +235,9 @@ func (w *world) start(fn func(Comm) error) error {
 		w.route()
 		return w.result(errs)
 	}
+	if p, ok := w.link.(SharedPoller); ok && w.procs > 1 && p.Shared() {
+		w.shared = p
+	}
 	var wg sync.WaitGroup
 	for i, r := range w.local {
 		wg.Add(1)
@@ -240,7 +252,23 @@ func (w *world) start(fn func(Comm) error) error {
 			w.sendWake()
 			w.mu.Unlock()
 		}
-		w.route()
+		if w.shared != nil {
+			// The caller may be locked to its thread (an MPI process's
+			// main thread, where MPI_Finalize must run): every park and
+			// wake-up of a locked goroutine hands its processor to
+			// another thread and back, two futex calls and thread
+			// switches each time the router looks at the link (bwc of
+			// the HPCG-like benchmark trace at M = 2: 3.3 s with the
+			// router on the caller, 1 s on a goroutine of its own).
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				w.routeShared()
+			}()
+			<-done
+		} else {
+			w.route()
+		}
 	}
 	wg.Wait()
 	return w.result(errs)

@@ -56,7 +56,10 @@ import (
 // virtual ranks per MPI process.
 //
 // Recv, Progress, Poll and Close must be called on the goroutine that
-// called Init (hpc.RunHosted calls Recv on its caller's goroutine). Send,
+// called Init (hpc.RunHosted calls Recv on its caller's goroutine), or
+// on any goroutine when MPI provides MPI_THREAD_SERIALIZED (Shared: then
+// the calls hold the link's lock, and hpc.RunHosted lets the waiting
+// ranks poll, see hpc.SharedPoller). Send,
 // called by the virtual ranks' goroutines, queues the message; Recv,
 // Progress, Poll and Close start the queued sends (MPI_Isend, in order,
 // which keeps each pair of processes in order) and complete them
@@ -254,8 +257,18 @@ func (l *Link) mrecv(src int, count C.int, msg *C.MPI_Message) (int, []byte, err
 	return src, buf[:count:count], nil
 }
 
+// Shared reports whether any goroutine may call Poll and Progress: when
+// MPI provides MPI_THREAD_SERIALIZED.
+func (l *Link) Shared() bool { return serialized }
+
+// Queued returns the channel that Send signals when it queued a message
+// without starting it (another goroutine was in an MPI call of the
+// link).
+func (l *Link) Queued() <-chan struct{} { return l.wake }
+
 // Progress starts the queued sends and releases the completed ones. It
-// must be called on the goroutine that called Init.
+// must be called on the goroutine that called Init, or on any when
+// Shared.
 func (l *Link) Progress() error {
 	l.calls.Lock()
 	defer l.calls.Unlock()

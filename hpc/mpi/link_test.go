@@ -248,6 +248,42 @@ func TestLinkIdleCPU(t *testing.T) {
 	}
 }
 
+// TestLinkHostedWaitCPU: ranks hosted two to a process that wait for
+// another process's slow rank drive the link themselves, and spin only
+// briefly before they nap between looks at it: a long wait does not
+// take a processor (over MPI_THREAD_SERIALIZED; without it the router
+// drives the link, as in TestLinkIdleCPU).
+func TestLinkHostedWaitCPU(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	l := NewLink(w, 941)
+	n := 2 * w.Size()
+	const nap = 500 * time.Millisecond
+	before, start := cpuTime(t), time.Now()
+	err := hpc.RunHosted(l, hpc.BlockPlacement(n, w.Size()), func(c hpc.Comm) error {
+		if c.Rank() == n-1 {
+			time.Sleep(nap)
+		}
+		_, err := c.Allreduce(hpc.MaxLoc, nil)
+		return err
+	})
+	if cerr := l.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := float64(cpuTime(t)-before) / float64(time.Since(start))
+	t.Logf("process %d: %.1f%% of a CPU while its ranks waited", w.Rank(), 100*share)
+	if share > 0.5 {
+		t.Errorf("process %d used %.0f%% of a CPU while its ranks waited", w.Rank(), 100*share)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func cpuTime(t *testing.T) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
