@@ -218,69 +218,50 @@ func TestLinkHostedAbort(t *testing.T) {
 	}
 }
 
-// TestLinkIdleCPU checks that a router waiting for messages does not
-// spin: while the virtual ranks sleep, the process uses little CPU.
+// TestLinkIdleCPU checks that a process whose ranks sleep or wait for a
+// long time uses little CPU: a router waiting for messages does not spin
+// while the ranks sleep, and ranks hosted two to a process that wait for
+// another process's slow rank, and drive the link themselves meanwhile
+// (over MPI_THREAD_SERIALIZED), spin only briefly before they nap
+// between looks at it.
 func TestLinkIdleCPU(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	w := World()
-	l := NewLink(w, 940)
 	const nap = 500 * time.Millisecond
-	before, start := cpuTime(t), time.Now()
-	err := hpc.RunHosted(l, hpc.BlockPlacement(w.Size(), w.Size()), func(c hpc.Comm) error {
-		time.Sleep(nap)
-		_, err := c.Allreduce(hpc.MaxLoc, nil)
-		return err
-	})
-	if cerr := l.Close(); cerr != nil {
-		t.Error(cerr)
+	tests := []struct {
+		name    string
+		perProc int
+		sleeps  func(rank, n int) bool
+	}{
+		{"ranks sleep", 1, func(int, int) bool { return true }},
+		{"hosted ranks wait", 2, func(rank, n int) bool { return rank == n-1 }},
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	share := float64(cpuTime(t)-before) / float64(time.Since(start))
-	t.Logf("process %d: %.1f%% of a CPU while idle", w.Rank(), 100*share)
-	if share > 0.5 {
-		t.Errorf("process %d used %.0f%% of a CPU while waiting", w.Rank(), 100*share)
-	}
-	if err := w.Barrier(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestLinkHostedWaitCPU: ranks hosted two to a process that wait for
-// another process's slow rank drive the link themselves, and spin only
-// briefly before they nap between looks at it: a long wait does not
-// take a processor (over MPI_THREAD_SERIALIZED; without it the router
-// drives the link, as in TestLinkIdleCPU).
-func TestLinkHostedWaitCPU(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	w := World()
-	l := NewLink(w, 941)
-	n := 2 * w.Size()
-	const nap = 500 * time.Millisecond
-	before, start := cpuTime(t), time.Now()
-	err := hpc.RunHosted(l, hpc.BlockPlacement(n, w.Size()), func(c hpc.Comm) error {
-		if c.Rank() == n-1 {
-			time.Sleep(nap)
+	for i, tc := range tests {
+		l := NewLink(w, 940+i)
+		n := tc.perProc * w.Size()
+		before, start := cpuTime(t), time.Now()
+		err := hpc.RunHosted(l, hpc.BlockPlacement(n, w.Size()), func(c hpc.Comm) error {
+			if tc.sleeps(c.Rank(), n) {
+				time.Sleep(nap)
+			}
+			_, err := c.Allreduce(hpc.MaxLoc, nil)
+			return err
+		})
+		if cerr := l.Close(); cerr != nil {
+			t.Error(cerr)
 		}
-		_, err := c.Allreduce(hpc.MaxLoc, nil)
-		return err
-	})
-	if cerr := l.Close(); cerr != nil {
-		t.Error(cerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	share := float64(cpuTime(t)-before) / float64(time.Since(start))
-	t.Logf("process %d: %.1f%% of a CPU while its ranks waited", w.Rank(), 100*share)
-	if share > 0.5 {
-		t.Errorf("process %d used %.0f%% of a CPU while its ranks waited", w.Rank(), 100*share)
-	}
-	if err := w.Barrier(); err != nil {
-		t.Fatal(err)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		share := float64(cpuTime(t)-before) / float64(time.Since(start))
+		t.Logf("%s: process %d: %.1f%% of a CPU", tc.name, w.Rank(), 100*share)
+		if share > 0.5 {
+			t.Errorf("%s: process %d used %.0f%% of a CPU", tc.name, w.Rank(), 100*share)
+		}
+		if err := w.Barrier(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
