@@ -24,23 +24,11 @@ import (
 func (w *world) receiveOne() (got, done bool) {
 	w.recvMu.Lock()
 	defer w.recvMu.Unlock()
-	from, msg, ok, err := w.shared.Poll(0)
-	if err != nil {
-		w.mu.Lock()
-		w.linkFailed(err)
-		w.mu.Unlock()
-		return false, true
-	}
-	if !ok {
-		return false, false
-	}
-	w.mu.Lock()
-	done = w.handle(from, msg)
-	w.mu.Unlock()
+	got, done = w.receive(w.shared, 0)
 	if done {
 		w.routed.Store(true)
 	}
-	return true, done
+	return got, done
 }
 
 // spinFor is how long a driving rank looks at the link without a pause

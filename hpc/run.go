@@ -452,18 +452,25 @@ func (w *world) poll() { w.pollFor(pollSlice) }
 // pollFor waits up to d for a frame and handles it; it reports whether
 // one came.
 func (w *world) pollFor(d time.Duration) bool {
-	from, msg, ok, err := w.poller.Poll(d)
+	got, _ := w.receive(w.poller, d)
+	return got
+}
+
+// receive waits up to d for a frame from p and handles it. got says
+// whether one came; done, whether the run is over here (handle) or the
+// link failed.
+func (w *world) receive(p Poller, d time.Duration) (got, done bool) {
+	from, msg, ok, err := p.Poll(d)
 	if err == nil && !ok {
-		return false
+		return false, false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
 		w.linkFailed(err)
-		return false
+		return false, true
 	}
-	w.handle(from, msg)
-	return true
+	return true, w.handle(from, msg)
 }
 
 // handle processes one frame and reports whether the router is done. A

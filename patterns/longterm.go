@@ -64,10 +64,8 @@ func (rc *rootCause) addCosts(t int, props []int32, x float64) {
 		return
 	}
 	for _, e := range props {
-		if i := rc.sp.index(int(e)); i >= 0 {
-			if w := rc.sp.sps[i].wait; w > 0 {
-				rc.costs.byType[t].add(&rc.sp, i, x*w)
-			}
+		if i, w := rc.sp.waitAt(int(e)); w > 0 {
+			rc.costs.byType[t].add(&rc.sp, i, x*w)
 		}
 	}
 }
@@ -110,10 +108,8 @@ func (rc *rootCause) addCostsScaled(t int, props []int32, keys []int, vals []flo
 		if k, ok := slices.BinarySearch(keys, ev); ok {
 			x = vals[k]
 		}
-		if i := rc.sp.index(ev); i >= 0 && x > 0 {
-			if w := rc.sp.sps[i].wait; w > 0 {
-				rc.costs.byType[t].add(&rc.sp, i, x*w)
-			}
+		if i, w := rc.sp.waitAt(ev); x > 0 && w > 0 {
+			rc.costs.byType[t].add(&rc.sp, i, x*w)
 		}
 	}
 }

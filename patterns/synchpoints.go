@@ -201,21 +201,20 @@ func (s *synchpoints) index(ev int) int {
 // starts).
 type spValues []float64
 
-// add adds x to the value of the synchpoint at position i of s.
-func (v *spValues) add(s *synchpoints, i int, x float64) {
+// slot returns the value of the synchpoint at position i of s, making
+// the vector at the first write.
+func (v *spValues) slot(s *synchpoints, i int) *float64 {
 	if *v == nil {
 		*v = make(spValues, len(s.sps))
 	}
-	(*v)[i] += x
+	return &(*v)[i]
 }
 
+// add adds x to the value of the synchpoint at position i of s.
+func (v *spValues) add(s *synchpoints, i int, x float64) { *v.slot(s, i) += x }
+
 // set sets the value of the synchpoint at position i of s to x.
-func (v *spValues) set(s *synchpoints, i int, x float64) {
-	if *v == nil {
-		*v = make(spValues, len(s.sps))
-	}
-	(*v)[i] = x
-}
+func (v *spValues) set(s *synchpoints, i int, x float64) { *v.slot(s, i) = x }
 
 // at returns the value of the synchpoint at position i, 0 for none.
 func (v spValues) at(i int) float64 {
@@ -238,10 +237,17 @@ func (s *synchpoints) isWait(ev int) bool {
 
 // waitOf returns the wait of ev, 0 if it is no synchpoint.
 func (s *synchpoints) waitOf(ev int) float64 {
-	if p := s.get(ev); p != nil {
-		return p.wait
+	_, w := s.waitAt(ev)
+	return w
+}
+
+// waitAt returns the position of ev's synchpoint and its wait; -1 and 0
+// if ev is none.
+func (s *synchpoints) waitAt(ev int) (i int, wait float64) {
+	if i = s.index(ev); i < 0 {
+		return -1, 0
 	}
-	return 0
+	return i, s.sps[i].wait
 }
 
 // contains reports whether synchpoint p synchronised with world rank

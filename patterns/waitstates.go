@@ -39,10 +39,8 @@ func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props [
 		return
 	}
 	for _, e := range props {
-		if i := sp.index(int(e)); i >= 0 {
-			if w := sp.sps[i].wait; w > 0 && scale*w > pr.prop.at(i) {
-				pr.prop.set(sp, i, scale*w)
-			}
+		if i, w := sp.waitAt(int(e)); w > 0 && scale*w > pr.prop.at(i) {
+			pr.prop.set(sp, i, scale*w)
 		}
 	}
 }
