@@ -848,7 +848,7 @@ func TestDrain(t *testing.T) {
 	queued := func() int {
 		box.mu.Lock()
 		defer box.mu.Unlock()
-		return box.msgs.len()
+		return box.msgs.Len()
 	}
 	sent := make(chan struct{})
 	var before, after int

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"scout/internal/fifo"
 )
 
 // Link moves byte messages between the processes of a hosted run (see
@@ -128,7 +130,7 @@ type memNet struct {
 type memBox struct {
 	mu     sync.Mutex
 	cond   sync.Cond
-	msgs   fifo[memMsg]
+	msgs   fifo.Queue[memMsg]
 	closed bool
 	broken error         // set by breakAll: every Recv fails with it
 	notify chan struct{} // signalled by Send, for Poll
@@ -167,7 +169,7 @@ func (l *memLink) Send(proc int, msg []byte) error {
 	if b.closed {
 		return fmt.Errorf("hpc: link send to process %d: %w", proc, ErrLinkClosed)
 	}
-	b.msgs.push(memMsg{from: l.proc, msg: append([]byte{}, msg...)})
+	b.msgs.Push(memMsg{from: l.proc, msg: append([]byte{}, msg...)})
 	b.cond.Signal()
 	signal(b.notify)
 	return nil
@@ -191,7 +193,7 @@ func (l *memLink) Recv() (int, []byte, error) {
 	b := l.net.boxes[l.proc]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.msgs.len() == 0 && !b.closed && b.broken == nil {
+	for b.msgs.Len() == 0 && !b.closed && b.broken == nil {
 		b.cond.Wait()
 	}
 	return b.next()
@@ -212,7 +214,7 @@ func (l *memLink) Poll(d time.Duration) (int, []byte, bool, error) {
 	var t *time.Timer
 	for {
 		b.mu.Lock()
-		if b.msgs.len() > 0 || b.closed || b.broken != nil {
+		if b.msgs.Len() > 0 || b.closed || b.broken != nil {
 			from, msg, err := b.next()
 			b.mu.Unlock()
 			return from, msg, err == nil, err
@@ -239,7 +241,7 @@ func (b *memBox) next() (int, []byte, error) {
 	if b.closed {
 		return 0, nil, ErrLinkClosed
 	}
-	m := b.msgs.pop()
+	m := b.msgs.Pop()
 	return m.from, m.msg, nil
 }
 
@@ -250,7 +252,7 @@ func (l *memLink) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	b.msgs = fifo[memMsg]{}
+	b.msgs = fifo.Queue[memMsg]{}
 	b.cond.Broadcast()
 	signal(b.notify)
 	return nil

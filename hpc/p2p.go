@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"scout/internal/fifo"
 )
 
 // Point-to-point messages. A message to a rank of this process goes
@@ -168,7 +170,7 @@ func (w *world) deliver(r *rank, k key, payload message) {
 		q = &msgQueue{}
 		r.queues[k] = q
 	}
-	q.push(payload)
+	q.Push(payload)
 	if r.wait != nil && !r.woken && r.wait.key == k {
 		r.woken = true
 		w.blocked.Add(-1)
@@ -181,14 +183,14 @@ func (w *world) deliver(r *rank, k key, payload message) {
 // the next message of its key. The caller holds r.mu.
 func (r *rank) take(k key) message {
 	q := r.queues[k]
-	m := q.pop()
+	m := q.Pop()
 	return m
 }
 
 // ready reports whether w's message is there. The caller holds r.mu.
 func (r *rank) ready(w *wait) bool {
 	q := r.queues[w.key]
-	return q != nil && q.len() > 0
+	return q != nil && q.Len() > 0
 }
 
 // await waits until a message for wt arrives and takes it. A message
@@ -322,4 +324,4 @@ const (
 )
 
 // msgQueue is a FIFO of messages.
-type msgQueue = fifo[message]
+type msgQueue = fifo.Queue[message]

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 
+	"scout/internal/grow"
 	"scout/localtrace/otf2"
 )
 
@@ -214,7 +215,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		case otf2.EvMpiIrecv:
 			e.C = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
-		t.Messages = room(t.Messages, len(t.Events), cap(t.Events))
+		t.Messages = grow.Room(t.Messages, len(t.Events), cap(t.Events))
 		t.addMessage(m, ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
@@ -301,7 +302,7 @@ func (b *builder) add(ev *otf2.Event) error {
 }
 
 func (b *builder) collective(ev *otf2.Event) uint32 {
-	b.t.Collectives = append(room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
+	b.t.Collectives = append(grow.Room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
 		Root: uint32(ev.Args[2]), Sent: ev.Args[3], Received: ev.Args[4]})
 	return uint32(len(b.t.Collectives) - 1)
 }
@@ -419,26 +420,6 @@ func (b *builder) programRegion(name uint32) (uint32, error) {
 	}
 	b.program[name] = r
 	return r, nil
-}
-
-// room returns s, a side table of a location's events (its messages,
-// its collectives), with room for one more element, after done of its
-// total events were read. A full table grows to what its share of the
-// events so far predicts for all of them, plus 1/16, and at least
-// doubles: one allocation for a trace of one kind throughout, where
-// append's 1.25-fold growth of a large array copied it about four times
-// over (touching fresh memory for each copy, which on a VM costs more
-// than the decoding).
-func room[T any](s []T, done, total int) []T {
-	if len(s) < cap(s) {
-		return s
-	}
-	n := 2 * len(s)
-	if done >= 1024 && total > done { // a share of the first events may mislead
-		n = max(n, int(float64(len(s)+1)*float64(total)/float64(done)*17/16))
-	}
-	n = max(n, 16)
-	return slices.Grow(s, n-len(s))
 }
 
 // shrink returns s in an array of about its length when append left much

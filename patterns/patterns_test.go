@@ -202,6 +202,19 @@ func TestPatterns(t *testing.T) {
 			},
 		},
 		{
+			name: "wrong order beyond the remembered Late Sender instances",
+			// rank 1 waits 1 ms in each of 250 receives, then receives a
+			// message sent before all of them: only the last 100
+			// instances (the reference's buffer) are in wrong order
+			progs:   lateThenOld(250),
+			metrics: []string{"mpi_latesender", "mpi_latesender_wo", "mpi_lswo_different", "mpi_lswo_same"},
+			want: map[string]float64{
+				"mpi_latesender main/MPI_Recv 1":    seconds(250),
+				"mpi_latesender_wo main/MPI_Recv 1": seconds(100),
+				"mpi_lswo_same main/MPI_Recv 1":     seconds(100),
+			},
+		},
+		{
 			name: "barrier with one late rank",
 			progs: [][]step{
 				program(20, coll("MPI_Barrier", opBarrier, -1, 2, 10)),
@@ -249,6 +262,22 @@ func TestPatterns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lateThenOld is two ranks: rank 0 sends a message on tag 2 first, then
+// n messages on tag 1, each 1 ms after rank 1 began to receive it; rank 1
+// receives the n messages, then the first one.
+func lateThenOld(n int) [][]step {
+	r0 := [][]step{call("MPI_Send", 0.1, 0.2, send(0.15, 1, 2, 8))}
+	var r1 [][]step
+	for i := range n {
+		t0 := 1 + 2*float64(i)
+		r0 = append(r0, call("MPI_Send", t0+1, t0+1.2, send(t0+1.1, 1, 1, 8)))
+		r1 = append(r1, call("MPI_Recv", t0, t0+1.5, recv(t0+1.4, 0, 1, 8)))
+	}
+	end := 2*float64(n) + 10
+	r1 = append(r1, call("MPI_Recv", end-5, end-4, recv(end-4.5, 0, 2, 8)))
+	return [][]step{program(end, r0...), program(end, r1...)}
 }
 
 // TestMessageStatistics: counts and bytes of messages and collectives.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"scout/internal/grow"
 	"scout/replay"
 )
 
@@ -37,17 +38,20 @@ import (
 //
 // A synchpoint with wait > 0 is a wait state.
 type synchpoints struct {
-	// sps and their events are in trace order up to sorted; those
-	// registered since (the pending tail) follow in the order of
-	// registration until order merges them in.
-	sps    []synchpoint
-	events []int32
-	sorted int
+	// sps and their events are in trace order, each slice of its exact
+	// length; those registered since (the pending ones) are in
+	// pendSps and pendEv, in the order of registration, until order
+	// merges them in. A synchpoint's position counts the ordered ones,
+	// then the pending ones.
+	sps     []synchpoint
+	events  []int32
+	pendSps []synchpoint
+	pendEv  []int32
 	// Bit sets by event (made at the first add): all marks every
-	// synchpoint's event, indexed those of the sorted part, and base[w]
-	// counts the sorted synchpoints before event 64·w, so that a sorted
-	// synchpoint's index is base plus the marks before it in its word
-	// (0.3 bytes an event, where a dense index took 4).
+	// synchpoint's event, indexed those of the ordered part, and base[w]
+	// counts the ordered synchpoints before event 64·w, so that an
+	// ordered synchpoint's index is base plus the marks before it in its
+	// word (0.3 bytes an event, where a dense index took 4).
 	all, indexed []uint64
 	base         []int32
 	lists        [][]int // rank lists of synchpoints (read only, may be shared)
@@ -98,8 +102,22 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 			p.many = int32(n + 1)
 		}
 	}
-	s.sps = append(s.sps, p)
-	s.events = append(s.events, int32(ev))
+	// The pending ones grow by the share of the pass walked, where
+	// append's growth left four times their size to the collector.
+	done, total := c.Progress()
+	s.pendSps = append(grow.Room(s.pendSps, done, total), p)
+	s.pendEv = append(grow.Room(s.pendEv, done, total), int32(ev))
+}
+
+// count returns the number of synchpoints, ordered and pending.
+func (s *synchpoints) count() int { return len(s.sps) + len(s.pendSps) }
+
+// at returns the synchpoint at position i.
+func (s *synchpoints) at(i int) *synchpoint {
+	if i < len(s.sps) {
+		return &s.sps[i]
+	}
+	return &s.pendSps[i-len(s.sps)]
 }
 
 // sameSlice reports whether a and b are the same slice (the same
@@ -108,17 +126,16 @@ func sameSlice(a, b []int) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// order merges the synchpoints registered since the last order into
-// the sorted part, for the queries below. A pass registers its
-// synchpoints in its order through the trace, forward or backward; the
-// tail is reversed or, should it be neither, sorted, then merged from the
-// back with a copy of it.
+// order merges the pending synchpoints into the ordered part, for the
+// queries below. A pass registers its synchpoints in its order through
+// the trace, forward or backward; the pending ones are reversed or,
+// should they be neither, sorted, then merged with the ordered ones into
+// arrays of their joint length.
 func (s *synchpoints) order() {
-	n := len(s.events)
-	if s.sorted == n {
+	if len(s.pendEv) == 0 {
 		return
 	}
-	tail := byEvent{s.sps[s.sorted:], s.events[s.sorted:]}
+	tail := byEvent{s.pendSps, s.pendEv}
 	switch {
 	case slices.IsSorted(tail.ev):
 	case slices.IsSortedFunc(tail.ev, func(a, b int32) int { return cmp.Compare(b, a) }):
@@ -127,20 +144,20 @@ func (s *synchpoints) order() {
 	default:
 		sort.Sort(tail)
 	}
-	if i := s.sorted; i > 0 && s.events[i-1] > s.events[i] {
-		sps, ev := slices.Clone(tail.sps), slices.Clone(tail.ev)
-		i--
-		for j, k := len(ev)-1, n-1; j >= 0; k-- {
-			if i >= 0 && s.events[i] > ev[j] {
-				s.sps[k], s.events[k] = s.sps[i], s.events[i]
-				i--
-			} else {
-				s.sps[k], s.events[k] = sps[j], ev[j]
-				j--
-			}
+	n := s.count()
+	sps, ev := make([]synchpoint, 0, n), make([]int32, 0, n)
+	i, j := 0, 0
+	for i < len(s.events) && j < len(tail.ev) {
+		if s.events[i] < tail.ev[j] {
+			sps, ev = append(sps, s.sps[i]), append(ev, s.events[i])
+			i++
+		} else {
+			sps, ev = append(sps, tail.sps[j]), append(ev, tail.ev[j])
+			j++
 		}
 	}
-	s.sorted = n
+	sps, ev = append(append(sps, s.sps[i:]...), tail.sps[j:]...), append(append(ev, s.events[i:]...), tail.ev[j:]...)
+	s.sps, s.events, s.pendSps, s.pendEv = sps, ev, nil, nil
 	s.indexed = append(s.indexed[:0], s.all...)
 	s.base = slices.Grow(s.base[:0], len(s.all))[:len(s.all)]
 	count := int32(0)
@@ -166,7 +183,7 @@ func (b byEvent) Swap(i, j int) {
 // get returns the synchpoint of ev, nil for none.
 func (s *synchpoints) get(ev int) *synchpoint {
 	if i := s.index(ev); i >= 0 {
-		return &s.sps[i]
+		return s.at(i)
 	}
 	return nil
 }
@@ -184,9 +201,9 @@ func (s *synchpoints) index(ev int) int {
 	}
 	// registered since the last order: the latest first (a pass asks
 	// about what it just registered)
-	for k := len(s.events) - 1; k >= s.sorted; k-- {
-		if int(s.events[k]) == ev {
-			return k
+	for k := len(s.pendEv) - 1; k >= 0; k-- {
+		if int(s.pendEv[k]) == ev {
+			return len(s.events) + k
 		}
 	}
 	return -1
@@ -205,7 +222,7 @@ type spValues []float64
 // the vector at the first write.
 func (v *spValues) slot(s *synchpoints, i int) *float64 {
 	if *v == nil {
-		*v = make(spValues, len(s.sps))
+		*v = make(spValues, s.count())
 	}
 	return &(*v)[i]
 }
@@ -247,7 +264,7 @@ func (s *synchpoints) waitAt(ev int) (i int, wait float64) {
 	if i = s.index(ev); i < 0 {
 		return -1, 0
 	}
-	return i, s.sps[i].wait
+	return i, s.at(i).wait
 }
 
 // contains reports whether synchpoint p synchronised with world rank

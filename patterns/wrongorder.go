@@ -23,7 +23,13 @@ const wrongOrderCapacity = 100
 // mpi_slswo_count / mpi_clswo_count count the instances by the earlier
 // message's size.
 type wrongOrder struct {
-	buf []LateSenderInfo
+	// buf holds the remembered instances, oldest first: a window of
+	// store, which is twice the capacity, so that the window moves to
+	// the front once per wrongOrderCapacity instances, where dropping
+	// the oldest by reslicing made append copy the buffer to a new array
+	// as often (a location of a ring has a Late Sender for every other
+	// receive).
+	buf, store []LateSenderInfo
 	// maxSend bounds the send times in buf from above, so that most
 	// receives need not scan it.
 	maxSend float64
@@ -37,6 +43,12 @@ func registerWrongOrder(bus *replay.Bus) {
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, in *LateSenderInfo) error {
 		if len(p.buf) == wrongOrderCapacity {
 			p.buf = p.buf[1:]
+		}
+		if len(p.buf) == cap(p.buf) { // the window reached the end of store
+			if p.store == nil {
+				p.store = make([]LateSenderInfo, 2*wrongOrderCapacity)
+			}
+			p.buf = p.store[:copy(p.store, p.buf)]
 		}
 		p.buf = append(p.buf, *in)
 		p.maxSend = max(p.maxSend, in.SendTime)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"scout/hpc"
+	"scout/internal/fifo"
 )
 
 // Shipping ahead.
@@ -112,7 +113,7 @@ type span struct{ chunk, start, end uint32 }
 type batch struct {
 	chunks [][]byte // by chunk number; nil once taken in full
 	left   []int    // by chunk number: payloads not yet taken
-	spans  map[channel][]span
+	spans  map[channel]*fifo.Queue[span]
 	last   bool // the last chunk arrived
 }
 
@@ -194,7 +195,7 @@ func (r *Replayer) shipAhead(p *pass) error {
 func (in *inbox) add(src int, data []byte) error {
 	b := in.batches[src]
 	if b == nil {
-		b = &batch{spans: map[channel][]span{}}
+		b = &batch{spans: map[channel]*fifo.Queue[span]{}}
 		in.batches[src] = b
 	}
 	if b.last {
@@ -220,7 +221,12 @@ func (in *inbox) add(src int, data []byte) error {
 		}
 		ch := channel{uint32(v[0]), uint32(v[1])}
 		end := at + int(v[2])
-		b.spans[ch] = append(b.spans[ch], span{ck, uint32(at), uint32(end)})
+		q := b.spans[ch]
+		if q == nil {
+			q = &fifo.Queue[span]{}
+			b.spans[ch] = q
+		}
+		q.Push(span{ck, uint32(at), uint32(end)})
 		at = end
 		count++
 	}
@@ -239,13 +245,8 @@ func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
 	for {
 		b := in.batches[src]
 		if b != nil {
-			if q := b.spans[ch]; len(q) > 0 {
-				sp := q[0]
-				if len(q) == 1 {
-					delete(b.spans, ch)
-				} else {
-					b.spans[ch] = q[1:]
-				}
+			if q := b.spans[ch]; q != nil && q.Len() > 0 {
+				sp := q.Pop()
 				data := b.chunks[sp.chunk][sp.start:sp.end]
 				if b.left[sp.chunk]--; b.left[sp.chunk] == 0 {
 					b.chunks[sp.chunk] = nil // data stays valid: the slice holds it

@@ -53,6 +53,17 @@ type Ctx struct {
 // Event returns the current event.
 func (c *Ctx) Event() *localtrace.Event { return &c.Trace.Events[c.Index] }
 
+// Progress returns how many of the location's events the current pass
+// walked before the current one, and how many it walks in all: tables
+// that fill during a pass size themselves by it (grow.Room).
+func (c *Ctx) Progress() (done, total int) {
+	total = len(c.Trace.Events)
+	if ps := passByID(c.Pass); ps != nil && ps.spec.Order == ReverseOrder {
+		return total - 1 - c.Index, total
+	}
+	return c.Index, total
+}
+
 // Callpath returns the local call path of event i.
 func (c *Ctx) Callpath(i int) uint32 { return c.Trace.Callpath(i) }
 

@@ -1,4 +1,4 @@
-package hpc
+package fifo
 
 import (
 	"testing"
@@ -6,10 +6,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestFifo: values come out in order, and a queue that is never empty
+// TestQueue: values come out in order, and a queue that is never empty
 // (its consumer a few values behind) keeps memory for its backlog, not
 // for every value that passed.
-func TestFifo(t *testing.T) {
+func TestQueue(t *testing.T) {
 	tests := []struct {
 		name    string
 		backlog int // values queued before the steady state
@@ -21,22 +21,22 @@ func TestFifo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var q fifo[int]
+			var q Queue[int]
 			var got, want []int
 			next := 0
 			for range tc.backlog {
-				q.push(next)
+				q.Push(next)
 				want = append(want, next)
 				next++
 			}
 			for range tc.pushes {
-				q.push(next)
+				q.Push(next)
 				want = append(want, next)
 				next++
-				got = append(got, q.pop())
+				got = append(got, q.Pop())
 			}
-			for q.len() > 0 {
-				got = append(got, q.pop())
+			for q.Len() > 0 {
+				got = append(got, q.Pop())
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("values out (-want +got):\n%s", diff)
