@@ -121,6 +121,7 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 func (b *builder) alloc(numEvents uint64) {
 	if b.t.Events == nil {
 		b.t.Events = make([]Event, 0, numEvents)
+		adviseHuge(b.t.Events)
 	}
 }
 
