@@ -104,9 +104,12 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 	}
 	// The pending ones grow by the share of the pass walked, where
 	// append's growth left four times their size to the collector.
-	done, total := c.Progress()
-	s.pendSps = append(grow.Room(s.pendSps, done, total), p)
-	s.pendEv = append(grow.Room(s.pendEv, done, total), int32(ev))
+	if len(s.pendSps) == cap(s.pendSps) || len(s.pendEv) == cap(s.pendEv) {
+		done, total := c.Progress()
+		s.pendSps, s.pendEv = grow.Room(s.pendSps, done, total), grow.Room(s.pendEv, done, total)
+	}
+	s.pendSps = append(s.pendSps, p)
+	s.pendEv = append(s.pendEv, int32(ev))
 }
 
 // count returns the number of synchpoints, ordered and pending.
