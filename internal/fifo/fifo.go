@@ -40,6 +40,3 @@ func (q *Queue[T]) Pop() T {
 	}
 	return v
 }
-
-// Front returns the first value of a non-empty queue, in place.
-func (q *Queue[T]) Front() *T { return &q.vals[q.head] }
