@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"scout/internal/fifo"
 	"scout/localtrace"
 	"scout/replay"
 )
@@ -292,7 +293,7 @@ type predictor struct {
 	// completed
 	posted  []float64
 	sync    map[int]int
-	inverse map[channel][]int
+	inverse map[channel]*fifo.Queue[int]
 	begun   map[int][]float64
 	res     Prediction
 }
@@ -756,10 +757,15 @@ func (p *predictor) rendezvousSend(i int) {
 		return
 	}
 	if p.inverse == nil {
-		p.inverse, p.sync, p.begun = map[channel][]int{}, map[int]int{}, map[int][]float64{}
+		p.inverse, p.sync, p.begun = map[channel]*fifo.Queue[int]{}, map[int]int{}, map[int][]float64{}
 	}
 	ch := channel{m.Comm, m.Peer, m.Tag}
-	p.inverse[ch] = append(p.inverse[ch], i)
+	q := p.inverse[ch]
+	if q == nil {
+		q = &fifo.Queue[int]{}
+		p.inverse[ch] = q
+	}
+	q.Push(i)
 	if done := sendCompletion(p.t, i); done >= 0 && posted <= p.t.Events[done].Time {
 		p.sync[done] = i
 	}
@@ -774,9 +780,8 @@ func (p *predictor) takeInverse(c *replay.Ctx, i int) ([]float64, error) {
 	}
 	m := p.t.Message(i)
 	ch := channel{m.Comm, m.Peer, m.Tag}
-	for q := p.inverse[ch]; len(q) > 0; q = p.inverse[ch] {
-		j := q[0]
-		p.inverse[ch] = q[1:]
+	for q := p.inverse[ch]; q != nil && q.Len() > 0; {
+		j := q.Pop()
 		if err := c.RecvInverseOf(j); err != nil {
 			return nil, err
 		}
@@ -825,8 +830,8 @@ func (p *predictor) drainInverse(c *replay.Ctx) error {
 		return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.peer, b.peer), cmp.Compare(a.tag, b.tag))
 	})
 	for _, ch := range chans {
-		for _, j := range p.inverse[ch] {
-			if err := c.RecvInverseOf(j); err != nil {
+		for q := p.inverse[ch]; q.Len() > 0; {
+			if err := c.RecvInverseOf(q.Pop()); err != nil {
 				return err
 			}
 		}
