@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -151,12 +152,12 @@ type located struct {
 	events    int
 	// values holds the metric values by metric id (patterns.Catalog),
 	// each indexed by local call path; nil rows have no values.
-	values    [][]float64
-	ccv       replay.Violations
-	instances [][]patterns.Instance // with local call paths, in chunks
-	// statBounds are the statistics' bounds (patterns.Statistics.Bounds)
-	statBounds []float64
-	global     []uint32 // local call path → global call path
+	values [][]float64
+	ccv    replay.Violations
+	// stats are the wait-state instances for the statistics, with local
+	// call paths
+	stats  *patterns.Statistics
+	global []uint32 // local call path → global call path
 	// correction is what the timestamp correction did (nil without one)
 	correction *patterns.Correction
 	// prediction is what the what-if prediction found (nil without one)
@@ -327,7 +328,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 			p.Register(bus)
 		}
 	}
-	stats := &patterns.Statistics{}
+	stats := patterns.NewStatistics()
 	if len(s.plan.Patterns) > 0 { // (none when the replay only retimes)
 		stats = patterns.RegisterStatistics(bus)
 	}
@@ -354,7 +355,7 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 			l.setRow(replay.Metric(m), row)
 		}
 	}
-	l.ccv, l.instances, l.statBounds, l.trace = loc.CCV, stats.Instances, stats.Bounds, nil
+	l.ccv, l.stats, l.trace = loc.CCV, stats, nil
 	if cc := patterns.CommCountsOf(bus); cc != nil {
 		l.comm = commStats(l.rank, cc)
 	}
@@ -401,6 +402,7 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if fs := s.replayInProcess(all); fs != nil {
 		return nil, explainFailure(fs)
 	}
+	releaseTraces()
 	rep := s.report(tree)
 	rep.Statistics = combine.StatsOf(s.statSources(all))
 	for _, l := range all {
@@ -428,6 +430,13 @@ func (s *session) loadInProcess(ctx context.Context) ([]*located, error) {
 	}
 	return s.teams(all)
 }
+
+// releaseTraces returns the memory of the events to the operating system
+// once the replay is over (the replay drops every location's trace): the
+// garbage collector would keep it for the combining that follows, which
+// needs little, and peak memory would be the events plus what combining
+// allocates.
+func releaseTraces() { debug.FreeOSMemory() }
 
 // replayInProcess replays the locations ls, in the order of the replay
 // (session.order), as the ranks of an in-process run; when the replay
@@ -588,14 +597,23 @@ func (l *located) toGlobal(n int) combine.Result {
 func (s *session) statSources(ls []*located) []combine.StatSource {
 	srcs := make([]combine.StatSource, 0, len(ls))
 	for _, l := range ls {
-		for _, chunk := range l.instances {
+		st := l.stats
+		if st == nil {
+			st = patterns.NewStatistics()
+		}
+		for _, chunk := range st.Colls {
 			for i := range chunk {
 				chunk[i].Callpath = l.global[chunk[i].Callpath]
 			}
 		}
+		for _, cs := range st.Severe {
+			for i := range cs {
+				cs[i].Callpath = l.global[cs[i].Callpath]
+			}
+		}
 		pl := s.pl[l.loc]
-		srcs = append(srcs, combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Instances: l.instances, Bounds: l.statBounds})
-		l.instances, l.statBounds = nil, nil
+		srcs = append(srcs, combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Statistics: st})
+		l.stats = nil
 	}
 	return srcs
 }

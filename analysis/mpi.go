@@ -129,6 +129,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
+	releaseTraces()
 	if stop, err := settle(w, failures); err != nil {
 		return fail(err)
 	} else if stop != nil {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"iter"
 	"maps"
 	"math"
 	"math/big"
@@ -39,36 +38,12 @@ import (
 // among the most severe instances go to the lower rank, thread and
 // position in the location (StatPos).
 
-// StatSource is one location's wait-state instances, with global call
-// paths, and its bounds (patterns.Statistics.Bounds).
+// StatSource is what one location contributes to the statistics: its
+// wait-state instances as patterns.Statistics collected them, with
+// global call paths.
 type StatSource struct {
 	Rank, Thread int32
-	Instances    [][]patterns.Instance // in order, in chunks (patterns.Statistics)
-	Bounds       []float64
-}
-
-// all yields the instances of s with their positions in the location.
-func (s *StatSource) all() iter.Seq2[int, *patterns.Instance] {
-	return func(yield func(int, *patterns.Instance) bool) {
-		i := 0
-		for _, chunk := range s.Instances {
-			for k := range chunk {
-				if !yield(i, &chunk[k]) {
-					return
-				}
-				i++
-			}
-		}
-	}
-}
-
-// count returns the number of instances of s.
-func (s *StatSource) count() int {
-	n := 0
-	for _, chunk := range s.Instances {
-		n += len(chunk)
-	}
-	return n
+	*patterns.Statistics
 }
 
 // StatBasis is what the statistics of all locations agree on before
@@ -90,12 +65,12 @@ func NewStatBasis(srcs []StatSource) StatBasis {
 		for i, v := range s.Bounds[:min(n, len(s.Bounds))] {
 			b.Bounds[i] = max(b.Bounds[i], v)
 		}
-		for _, in := range s.all() {
-			if p := int(in.Pattern); p < n {
-				b.MaxObs[p] = max(b.MaxObs[p], in.Duration)
-				if in.Duration > 0 {
-					b.Counts[p]++
+		for p, chunks := range s.Waits[:min(n, len(s.Waits))] {
+			for _, chunk := range chunks {
+				for _, v := range chunk {
+					b.MaxObs[p] = max(b.MaxObs[p], v)
 				}
+				b.Counts[p] += int64(len(chunk))
 			}
 		}
 	}
@@ -199,18 +174,22 @@ func (a *collAgg) add(c *CollPart) {
 func CollParts(srcs []StatSource) []CollPart {
 	n := 0
 	for _, s := range srcs {
-		n += s.count()
+		for _, chunk := range s.Colls {
+			n += len(chunk)
+		}
 	}
 	a := collAgg{out: make([]CollPart, 0, n/2)}
 	waits := make([]float64, 0, n) // the parts' sums, one value each until they merge
 	for _, s := range srcs {
-		for i, in := range s.all() {
-			if in.Coll.Seq < 0 {
-				continue
+		i := 0
+		for _, chunk := range s.Colls {
+			for k := range chunk {
+				in := &chunk[k]
+				waits = append(waits, in.Duration)
+				a.add(&CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
+					Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank})
+				i++
 			}
-			waits = append(waits, in.Duration)
-			a.add(&CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
-				Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank})
 		}
 	}
 	return a.out
@@ -325,22 +304,23 @@ func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPa
 			for k := int(next.Add(1) - 1); k < len(ranks); k = int(next.Add(1) - 1) {
 				clear(ests)
 				for _, s := range ranks[k] {
-					for i, in := range s.all() {
-						p := int(in.Pattern)
-						if p >= np || !(in.Duration > 0) {
-							continue
-						}
-						v := in.Duration
+					for p, chunks := range s.Waits[:min(np, len(s.Waits))] {
 						pp := &part.Patterns[p]
-						pp.Count++
-						pp.Min, pp.Max = math.Min(pp.Min, v), math.Max(pp.Max, v)
-						pp.Sum.add(v)
-						sq := v * v
-						pp.Squares.add(sq)
-						pp.Squares.add(math.FMA(v, v, -sq))
-						ests[p].add(v, scales[p])
-						if in.Coll.Seq < 0 {
-							offer(&best[p], Severe{*in, StatPos{s.Rank, s.Thread, int64(i)}})
+						for _, chunk := range chunks {
+							for _, v := range chunk {
+								pp.Count++
+								pp.Min, pp.Max = math.Min(pp.Min, v), math.Max(pp.Max, v)
+								pp.Sum.add(v)
+								sq := v * v
+								pp.Squares.add(sq)
+								pp.Squares.add(math.FMA(v, v, -sq))
+								ests[p].add(v, scales[p])
+							}
+						}
+					}
+					for p, cs := range s.Severe[:min(np, len(s.Severe))] {
+						for _, c := range cs {
+							offer(&best[p], Severe{c.Instance, StatPos{s.Rank, s.Thread, c.Index}})
 						}
 					}
 				}

@@ -44,37 +44,53 @@ func TestXsum(t *testing.T) {
 	}
 }
 
+// source returns the statistics source of the instances ins of one
+// location, with bounds (nil: none).
+func source(rank, thread int32, bounds []float64, ins []patterns.Instance) StatSource {
+	s := StatSource{Rank: rank, Thread: thread, Statistics: patterns.NewStatistics()}
+	copy(s.Bounds, bounds)
+	for _, in := range ins {
+		s.Add(in)
+	}
+	return s
+}
+
 // randomSources returns the instances of a made-up analysis: ranks with
 // one or two threads, point-to-point waits, and collective operations
-// with a wait on every member (some zero), ties included.
-func randomSources(rng *rand.Rand, ranks int) []StatSource {
+// with a wait on every member (some zero), ties included; and each
+// source's instances in the order added.
+func randomSources(rng *rand.Rand, ranks int) ([]StatSource, [][]patterns.Instance) {
 	ls := uint8(slices.Index(patterns.StatPatterns, "mpi_latesender"))
 	nxn := uint8(slices.Index(patterns.StatPatterns, "mpi_wait_nxn"))
-	var srcs []StatSource
+	var (
+		srcs []StatSource
+		all  [][]patterns.Instance
+	)
 	for r := range ranks {
 		for th := range 1 + r%2 {
-			s := StatSource{Rank: int32(r), Thread: int32(th), Bounds: make([]float64, len(patterns.StatPatterns)),
-				Instances: make([][]patterns.Instance, 2)} // two chunks
-			s.Bounds[ls] = 0.02
+			bounds := make([]float64, len(patterns.StatPatterns))
+			bounds[ls] = 0.02
+			var ins []patterns.Instance
 			for i := range 50 + rng.IntN(50) {
 				d := float64(1+rng.IntN(1000)) * 1e-6
 				if i%7 == 0 {
 					d = 1e-3 // ties
 				}
-				s.Instances[0] = append(s.Instances[0], patterns.Instance{Pattern: ls, Enter: float64(i), Exit: float64(i) + 0.01, Duration: d,
+				ins = append(ins, patterns.Instance{Pattern: ls, Enter: float64(i), Exit: float64(i) + 0.01, Duration: d,
 					Callpath: uint32(rng.IntN(9)), Rank: int32(r), Coll: patterns.CollKey{Seq: -1}})
 			}
 			if th == 0 {
 				for seq := range 40 {
 					d := float64(rng.IntN(5)) * 1e-5
-					s.Instances[1] = append(s.Instances[1], patterns.Instance{Pattern: nxn, Enter: float64(seq) + float64(r)*1e-3, Exit: float64(seq) + 0.1, Duration: d,
+					ins = append(ins, patterns.Instance{Pattern: nxn, Enter: float64(seq) + float64(r)*1e-3, Exit: float64(seq) + 0.1, Duration: d,
 						Callpath: uint32(10 + (seq+r)%3), Rank: int32(r), Coll: patterns.CollKey{Comm: uint32(seq % 2), Seq: int32(seq)}})
 				}
 			}
-			srcs = append(srcs, s)
+			srcs = append(srcs, source(int32(r), int32(th), bounds, ins))
+			all = append(all, ins)
 		}
 	}
-	return srcs
+	return srcs, all
 }
 
 // statsSpread computes the statistics of srcs as processes that host
@@ -119,7 +135,7 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 // TestStatsPlacement: the statistics do not depend on how the locations
 // are spread over processes, nor on the order the parts merge in.
 func TestStatsPlacement(t *testing.T) {
-	srcs := randomSources(rand.New(rand.NewPCG(1, 2)), 7)
+	srcs, _ := randomSources(rand.New(rand.NewPCG(1, 2)), 7)
 	want := StatsOf(srcs)
 	if len(want) != 2 {
 		t.Fatalf("%d patterns with statistics, want 2", len(want))
@@ -135,15 +151,15 @@ func TestStatsPlacement(t *testing.T) {
 // all instances: sorted sum, two-pass variance, collective operations
 // aggregated, most severe instance per call path by wait, then place.
 func TestStatsDirect(t *testing.T) {
-	srcs := randomSources(rand.New(rand.NewPCG(3, 4)), 5)
+	srcs, all := randomSources(rand.New(rand.NewPCG(3, 4)), 5)
 	got := StatsOf(srcs)
 	for _, st := range got {
 		p := uint8(slices.Index(patterns.StatPatterns, st.Pattern))
 		var obs []float64
 		agg := map[patterns.CollKey]*Severe{}
 		var cands []*Severe
-		for _, s := range srcs {
-			for i, in := range slices.Concat(s.Instances...) {
+		for k, s := range srcs {
+			for i, in := range all[k] {
 				if in.Pattern != p {
 					continue
 				}
@@ -215,7 +231,8 @@ func cmpFloat(a, b float64) int {
 // TestCollPartsEncoding: parts survive the encoding; a cut or extended
 // encoding is an error, never a panic.
 func TestCollPartsEncoding(t *testing.T) {
-	parts := CollParts(randomSources(rand.New(rand.NewPCG(7, 8)), 3))
+	srcs, _ := randomSources(rand.New(rand.NewPCG(7, 8)), 3)
+	parts := CollParts(srcs)
 	parts[0].Wait = xsum{1e-3, 1e-20} // two partial sums
 	b := AppendCollParts(nil, parts)
 	got, err := DecodeCollParts(b)

@@ -193,8 +193,8 @@ func TestStatsBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := StatsOf([]StatSource{
-				{Rank: 0, Instances: [][]patterns.Instance{slices.Clone(waits[:1])}, Bounds: tc.bounds},
-				{Rank: 1, Instances: [][]patterns.Instance{slices.Clone(waits[1:2]), slices.Clone(waits[2:])}},
+				source(0, 0, tc.bounds, waits[:1]),
+				source(1, 0, nil, waits[1:]),
 			})
 			if len(st) != 1 || st[0].Count != 3 || len(st[0].Severe) != 3 || math.Abs(st[0].Sum-0.006) > 1e-15 {
 				t.Fatalf("stats %+v, want 3 observations, 3 severe instances", st)

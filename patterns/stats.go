@@ -63,10 +63,25 @@ type CollKey struct {
 	Seq  int32
 }
 
-// Statistics collects the wait-state instances of one location.
+// Statistics collects what the statistics file needs of one location's
+// wait-state instances, in about 8 bytes per instance: the waits, by
+// pattern, and only those instances in full that may be listed as the
+// most severe or that are aggregated with other locations' (a ring's
+// rank keeps some 300 000 instances of Late Sender, which took 48 bytes
+// each).
 type Statistics struct {
-	// Instances are the instances in the order found, in chunks.
-	Instances [][]Instance
+	// Waits are, by index into StatPatterns, the durations of the
+	// location's instances that waited (longer than 0), in the order
+	// found, in chunks.
+	Waits [][][]float64
+	// Colls are the instances in collective operations (Coll.Seq >= 0),
+	// in the order found, in chunks: they are aggregated over the
+	// operation's participants.
+	Colls [][]Instance
+	// Severe are, by index into StatPatterns, the location's most severe
+	// point-to-point instance of each call path among those that waited
+	// (the first found of equals), in no particular order.
+	Severe [][]Ranked
 	// Bounds are, by index into StatPatterns, the duration of the
 	// location's longest operation of the kind the pattern measures,
 	// whether it waited or not (the longest region holding a receive for
@@ -74,6 +89,52 @@ type Statistics struct {
 	// largest over all locations (combine.Report.StatBounds).
 	Bounds []float64
 	seq    map[uint32]int32
+	// severeAt indexes Severe, by pattern and call path
+	severeAt []map[uint32]int
+	p2p      int64 // point-to-point instances found
+}
+
+// Ranked is an instance with its place among the location's
+// point-to-point instances, in the order found.
+type Ranked struct {
+	Instance
+	Index int64
+}
+
+// NewStatistics returns an empty collection.
+func NewStatistics() *Statistics {
+	n := len(statMetrics)
+	return &Statistics{Waits: make([][][]float64, n), Severe: make([][]Ranked, n), Bounds: make([]float64, n),
+		seq: map[uint32]int32{}, severeAt: make([]map[uint32]int, n)}
+}
+
+// Add adds instance in (Pattern must index StatPatterns).
+func (s *Statistics) Add(in Instance) {
+	p := int(in.Pattern)
+	if p >= len(s.Waits) {
+		return
+	}
+	if in.Duration > 0 {
+		s.Waits[p] = appendChunked(s.Waits[p], in.Duration)
+	}
+	if in.Coll.Seq >= 0 {
+		s.Colls = appendChunked(s.Colls, in)
+		return
+	}
+	k := s.p2p
+	s.p2p++
+	if !(in.Duration > 0) {
+		return
+	}
+	if s.severeAt[p] == nil {
+		s.severeAt[p] = map[uint32]int{}
+	}
+	if j, ok := s.severeAt[p][in.Callpath]; !ok {
+		s.severeAt[p][in.Callpath] = len(s.Severe[p])
+		s.Severe[p] = append(s.Severe[p], Ranked{in, k})
+	} else if in.Duration > s.Severe[p][j].Duration {
+		s.Severe[p][j] = Ranked{in, k}
+	}
 }
 
 // bound notes an operation of d seconds of the kind of metric m.
@@ -86,7 +147,7 @@ func (s *Statistics) bound(m replay.Metric, d float64) {
 // RegisterStatistics subscribes a collector of wait-state instances to
 // bus. Register it after the patterns.
 func RegisterStatistics(bus *replay.Bus) *Statistics {
-	s := &Statistics{seq: map[uint32]int32{}, Bounds: make([]float64, len(statMetrics))}
+	s := NewStatistics()
 	p2p := CollKey{Seq: -1}
 	// the bounds: the longest receive, send, collective of each kind, OpenMP
 	// barrier and lock acquisition
@@ -140,18 +201,18 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
-		s.add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		s.Add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderWrongOrder, func(c *replay.Ctx, info *LateSenderInfo) error {
 		send, _ := replay.Get(c, SendEvent)
-		s.add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: send.Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		s.Add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: send.Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, lr *LateReceiverInfo) error {
 		cmp := lr.Completion
 		recv, _ := replay.Get(c, RecvTime)
-		s.add(Instance{Pattern: uint8(stat(LateReceiver)), Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: recv, Duration: lr.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		s.Add(Instance{Pattern: uint8(stat(LateReceiver)), Callpath: c.Callpath(cmp), Enter: c.EnterTime(cmp), Exit: recv, Duration: lr.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	coll := func(topic replay.Topic, idle, completion int, syncOnly bool) {
@@ -173,10 +234,10 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 				if topic == replay.FwNxN {
 					in = c.EnterTime(c.Index)
 				}
-				s.add(Instance{Pattern: uint8(idle), Callpath: cp, Enter: in, Exit: c.Coll.End, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: key})
+				s.Add(Instance{Pattern: uint8(idle), Callpath: cp, Enter: in, Exit: c.Coll.End, Duration: c.Idle, Rank: int32(c.Loc.Rank), Coll: key})
 			}
 			if completion >= 0 {
-				s.add(Instance{Pattern: uint8(completion), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Completion, Rank: int32(c.Loc.Rank), Coll: key})
+				s.Add(Instance{Pattern: uint8(completion), Callpath: cp, Enter: enter, Exit: c.Coll.End, Duration: c.Completion, Rank: int32(c.Loc.Rank), Coll: key})
 			}
 			return nil
 		})
@@ -184,7 +245,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 	replay.Subscribe(bus, OmpWaitFound, func(c *replay.Ctx, w *OmpWaitInfo) error {
 		// a barrier is a collective instance of the team, a lock
 		// acquisition a point-to-point one
-		s.add(Instance{Pattern: uint8(stat(w.Metric)), Callpath: c.Callpath(c.Index), Enter: w.Enter, Exit: w.Exit,
+		s.Add(Instance{Pattern: uint8(stat(w.Metric)), Callpath: c.Callpath(c.Index), Enter: w.Enter, Exit: w.Exit,
 			Duration: w.Idle, Rank: int32(c.Loc.Rank), Coll: CollKey{w.Team, w.Seq}})
 		return nil
 	})
@@ -196,25 +257,26 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 	return s
 }
 
-// add appends in to the last chunk of s.Instances, or to a new one
-// twice its size (up to maxInstanceChunk) when it is full: no instance
-// is ever copied, where append copied the whole list some five times
-// over (with the page faults of every new array, 0.4 s of an 8 M-event
+// appendChunked appends v to the last chunk of list, or to a new one
+// twice its size (up to maxInstanceChunk) when it is full: nothing is
+// ever copied, where append copied the whole list some five times over
+// (with the page faults of every new array, 0.4 s of an 8 M-event
 // analysis).
-func (s *Statistics) add(in Instance) {
-	n := len(s.Instances)
-	if n == 0 || len(s.Instances[n-1]) == cap(s.Instances[n-1]) {
+func appendChunked[T any](list [][]T, v T) [][]T {
+	n := len(list)
+	if n == 0 || len(list[n-1]) == cap(list[n-1]) {
 		size := minInstanceChunk
 		if n > 0 {
-			size = min(2*cap(s.Instances[n-1]), maxInstanceChunk)
+			size = min(2*cap(list[n-1]), maxInstanceChunk)
 		}
-		s.Instances = append(s.Instances, make([]Instance, 0, size))
+		list = append(list, make([]T, 0, size))
 		n++
 	}
-	s.Instances[n-1] = append(s.Instances[n-1], in)
+	list[n-1] = append(list[n-1], v)
+	return list
 }
 
-// Chunk sizes of Statistics.Instances.
+// Chunk sizes of Statistics' lists.
 const (
 	minInstanceChunk = 16
 	maxInstanceChunk = 4096

@@ -1,0 +1,52 @@
+package patterns_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/patterns"
+)
+
+// TestStatisticsAdd: a location keeps the waits of its instances by
+// pattern, in order, and in full only the collective instances and the
+// most severe point-to-point instance of each call path (the first of
+// equals), with its place among the point-to-point instances.
+func TestStatisticsAdd(t *testing.T) {
+	ls := uint8(slices.Index(patterns.StatPatterns, "mpi_latesender"))
+	nxn := uint8(slices.Index(patterns.StatPatterns, "mpi_wait_nxn"))
+	p2p := patterns.CollKey{Seq: -1}
+	in := func(p uint8, cp uint32, d, at float64, coll patterns.CollKey) patterns.Instance {
+		return patterns.Instance{Pattern: p, Callpath: cp, Enter: at, Exit: at + 1, Duration: d, Coll: coll}
+	}
+	ins := []patterns.Instance{
+		in(ls, 1, 0.5, 0, p2p),
+		in(ls, 2, 0, 1, p2p), // no wait: neither an observation nor a candidate
+		in(ls, 1, 0.7, 2, p2p),
+		in(nxn, 3, 0.1, 3, patterns.CollKey{Comm: 1, Seq: 0}),
+		in(ls, 1, 0.7, 4, p2p), // ties with the earlier one, which stays
+		in(nxn, 3, 0, 5, patterns.CollKey{Comm: 1, Seq: 1}),
+		in(ls, 2, 0.2, 6, p2p),
+	}
+	s := patterns.NewStatistics()
+	for _, x := range ins {
+		s.Add(x)
+	}
+	got := struct {
+		LS, NxN []float64
+		Colls   []patterns.Instance
+		Severe  []patterns.Ranked
+	}{slices.Concat(s.Waits[ls]...), slices.Concat(s.Waits[nxn]...), slices.Concat(s.Colls...), s.Severe[ls]}
+	want := got
+	want.LS = []float64{0.5, 0.7, 0.7, 0.2}
+	want.NxN = []float64{0.1}
+	want.Colls = []patterns.Instance{ins[3], ins[5]}
+	want.Severe = []patterns.Ranked{{Instance: ins[2], Index: 2}, {Instance: ins[6], Index: 4}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("collected (-want +got):\n%s", d)
+	}
+	if len(s.Severe[nxn]) != 0 {
+		t.Errorf("collective instances among the point-to-point candidates: %v", s.Severe[nxn])
+	}
+}
