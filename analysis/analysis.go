@@ -228,8 +228,8 @@ func (s *session) teams(ls []*located) ([]*located, error) {
 				}
 			}
 			traces[i] = l.trace
-			for _, e := range l.trace.Events {
-				if e.Kind == localtrace.KindEnter && s.env.Class(e.A)&replay.ClassOmpParallel != 0 {
+			for k, e := range l.trace.Events {
+				if e.Kind == localtrace.KindEnter && s.env.Class(l.trace.Region(k))&replay.ClassOmpParallel != 0 {
 					parallel[i]++
 				}
 			}
@@ -252,7 +252,7 @@ func (s *session) noMPI(l *located) error {
 		mpi := false
 		switch e.Kind {
 		case localtrace.KindEnter:
-			mpi = s.env.Class(e.A)&replay.ClassMPI != 0
+			mpi = s.env.Class(l.trace.Region(i))&replay.ClassMPI != 0
 		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv,
 			localtrace.KindCollBegin, localtrace.KindCollEnd, localtrace.KindNbcRequest, localtrace.KindNbcComplete:
 			mpi = true

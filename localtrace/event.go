@@ -63,34 +63,58 @@ func (k Kind) String() string {
 // None marks an absent event, message, collective or call-path index.
 const None uint32 = math.MaxUint32
 
-// Event is one event of a location. Its fields mean, by kind:
+// Event is one event of a location, in 16 bytes. Arg means, by kind:
 //
-//	Enter:  A = region, B = index of the matching Leave, C = call path
-//	Leave:  A = region, B = index of the matching Enter, C = call path
-//	Send, Recv, Isend, Irecv: A = index into Trace.Messages
-//	CollEnd, NbcComplete: A = index into Trace.Collectives
-//	CommCreate, CommDestroy: A = communicator
-//	MeasurementOnOff: A = mode (1 on, 2 off); Metric: A = index into Trace.Metrics
-//	Fork: A = number of requested threads
-//	TeamBegin, TeamEnd: A = the thread team (communicator)
-//	LockAcquire, LockRelease: A = lock, C = acquisition order (the
-//	    lock's n-th acquisition by any thread of the process)
-//	Other: A = OTF2 record type
+//	Enter, Leave: the call path (index into Trace.Callpaths)
+//	Send, Recv, Isend, Irecv: index into Trace.Messages
+//	CollEnd, NbcComplete: index into Trace.Collectives
+//	IsendComplete, IrecvRequest, RequestTest, RequestCancelled,
+//	    CollBegin, NbcRequest: the linked event (None for none)
+//	CommCreate, CommDestroy: the communicator
+//	MeasurementOnOff: the mode (1 on, 2 off); Metric: index into Trace.Metrics
+//	Fork: the number of requested threads
+//	TeamBegin, TeamEnd: the thread team (communicator)
+//	LockAcquire, LockRelease: index into Trace.Locks
+//	Other: the OTF2 record type
 //
-// For every kind but Enter and Leave, B is the index of the enclosing
-// Enter (None outside any region) and, but for the lock events, C links
-// requests: Isend ↔ IsendComplete, IrecvRequest ↔ Irecv,
-// RequestTest/RequestCancelled → request, NbcRequest ↔ NbcComplete,
-// CollBegin ↔ CollEnd.
+// Navigation goes through the Trace's methods: the region of an Enter
+// or Leave (Trace.Region) is its call path's; the matching Leave of an
+// Enter and Enter of a Leave (Trace.Match), the enclosing Enter of every
+// other event (Trace.EnterOf) and the request links (Trace.Link:
+// Isend ↔ IsendComplete, IrecvRequest ↔ Irecv, RequestTest and
+// RequestCancelled → request, NbcRequest ↔ NbcComplete, CollBegin ↔
+// CollEnd) are kept as distances in the event, or in the side tables.
 type Event struct {
 	Time float64 // seconds since the trace's global time offset
 	Kind Kind
-	A    uint32
-	B    uint32
-	C    uint32
+	// near is the distance to the matching event of an Enter or Leave,
+	// to the enclosing Enter of any other event (0: none), in 24 bits;
+	// farAway marks a distance kept in Trace.far
+	near [3]uint8
+	Arg  uint32
 }
 
-// Message holds the details of a point-to-point event, in 16 bytes
+// farAway marks a distance of an Event that does not fit in its 24 bits.
+const farAway = 1<<24 - 1
+
+// maxNear bounds the distances an Event keeps (farAway; less in tests).
+var maxNear uint32 = farAway
+
+// nearDist returns the distance kept in e, farAway for one in Trace.far.
+func (e *Event) nearDist() uint32 {
+	return uint32(e.near[0]) | uint32(e.near[1])<<8 | uint32(e.near[2])<<16
+}
+
+// setNear keeps distance d in e (d < farAway).
+func (e *Event) setNear(d uint32) { e.near = [3]uint8{uint8(d), uint8(d >> 8), uint8(d >> 16)} }
+
+// Lock is the detail of a lock event: the lock and the acquisition order
+// (the lock's n-th acquisition by any thread of the process).
+type Lock struct {
+	Lock, Order uint32
+}
+
+// Message holds the details of a point-to-point event, in 20 bytes
 // (a location of a ring has a message for every fourth event): its size
 // is Trace.MessageBytes.
 type Message struct {
@@ -98,6 +122,9 @@ type Message struct {
 	Peer uint32 // rank of the partner in Comm
 	Tag  uint32
 	size uint32 // bytes, or bigSize: in Trace.bigSizes
+	// link is the linked event of an Isend (its completion or
+	// cancellation) or Irecv (its request), None for none
+	link uint32
 }
 
 // bigSize marks a message of 4 GiB − 1 bytes or more.
@@ -108,6 +135,7 @@ type Collective struct {
 	Op       uint8  // OTF2 collective operation
 	Comm     uint32 // communicator
 	Root     uint32 // root rank in Comm, or an OTF2 CollectiveRoot constant
+	link     uint32 // the linked event (CollBegin, NbcRequest), None for none
 	Sent     uint64 // bytes sent
 	Received uint64 // bytes received
 }

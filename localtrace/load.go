@@ -193,7 +193,8 @@ func (b *builder) add(ev *otf2.Event) error {
 	}
 	t := b.t
 	idx := uint32(len(t.Events))
-	e := Event{Time: b.lastSec, B: b.top(), C: None}
+	e := Event{Time: b.lastSec, Arg: None}
+	link := None // the linked event, for a kind with a link
 	switch ev.Type {
 	case otf2.EvProgramBegin:
 		r, err := b.programRegion(uint32(ev.Args[0]))
@@ -205,48 +206,48 @@ func (b *builder) add(ev *otf2.Event) error {
 		if len(b.stack) == 0 {
 			return errors.New("ProgramEnd without ProgramBegin")
 		}
-		return b.leave(e.Time, t.Events[b.top()].A)
+		return b.leave(e.Time, t.Region(int(b.top())))
 	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
 		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
-		e.A = uint32(len(t.Messages))
-		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2])}
+		e.Arg = uint32(len(t.Messages))
+		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2]), link: None}
 		switch ev.Type {
 		case otf2.EvMpiIsend:
 			b.pending[reqKey{0, ev.Args[4]}] = idx
 		case otf2.EvMpiIrecv:
-			e.C = b.complete(reqKey{1, ev.Args[4]}, idx)
+			link = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
 		t.Messages = grow.Room(t.Messages, len(t.Events), cap(t.Events))
 		t.addMessage(m, ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
-		e.C = b.complete(reqKey{0, ev.Args[0]}, idx)
+		link = b.complete(reqKey{0, ev.Args[0]}, idx)
 	case otf2.EvMpiIrecvRequest:
 		e.Kind = KindIrecvRequest
 		b.pending[reqKey{1, ev.Args[0]}] = idx
 	case otf2.EvMpiRequestTest:
 		e.Kind = KindRequestTest
-		e.C = b.lookup(ev.Args[0])
+		link = b.lookup(ev.Args[0])
 	case otf2.EvMpiRequestCancelled:
 		e.Kind = KindRequestCancelled
-		e.C = b.lookup(ev.Args[0])
-		if e.C != None {
+		link = b.lookup(ev.Args[0])
+		if link != None {
 			k := reqKey{0, ev.Args[0]}
-			if t.Events[e.C].Kind == KindIrecvRequest {
+			if t.Events[link].Kind == KindIrecvRequest {
 				k.class = 1
 			}
 			delete(b.pending, k)
-			t.Events[e.C].C = idx
+			t.setLink(int(link), idx)
 		}
 	case otf2.EvMpiCollectiveBegin:
 		e.Kind = KindCollBegin
 	case otf2.EvMpiCollectiveEnd:
 		e.Kind = KindCollEnd
-		e.A = b.collective(ev)
+		e.Arg = b.collective(ev)
 		// link to the last unmatched CollBegin of the enclosing region
-		for i := len(t.Events) - 1; i >= 0 && uint32(i) != e.B; i-- {
-			if t.Events[i].Kind == KindCollBegin && t.Events[i].C == None {
-				e.C, t.Events[i].C = uint32(i), idx
+		for i := len(t.Events) - 1; i >= 0 && uint32(i) != b.top(); i-- {
+			if t.Events[i].Kind == KindCollBegin && t.Events[i].Arg == None {
+				link, t.Events[i].Arg = uint32(i), idx
 				break
 			}
 		}
@@ -255,57 +256,68 @@ func (b *builder) add(ev *otf2.Event) error {
 		b.pending[reqKey{2, ev.Args[0]}] = idx
 	case otf2.EvNbcComplete:
 		e.Kind = KindNbcComplete
-		e.A = b.collective(ev)
-		e.C = b.complete(reqKey{2, ev.Args[5]}, idx)
+		e.Arg = b.collective(ev)
+		link = b.complete(reqKey{2, ev.Args[5]}, idx)
 	case otf2.EvCommCreate, otf2.EvCommDestroy:
 		e.Kind = KindCommCreate
 		if ev.Type == otf2.EvCommDestroy {
 			e.Kind = KindCommDestroy
 		}
-		e.A = uint32(ev.Args[0])
+		e.Arg = uint32(ev.Args[0])
 	case otf2.EvMeasurementOnOff:
-		e.Kind, e.A = KindMeasurementOnOff, uint32(ev.Args[0])
+		e.Kind, e.Arg = KindMeasurementOnOff, uint32(ev.Args[0])
 	case otf2.EvBufferFlush:
 		e.Kind = KindBufferFlush
 	case otf2.EvMetric:
-		e.Kind, e.A = KindMetric, uint32(len(t.Metrics))
+		e.Kind, e.Arg = KindMetric, uint32(len(t.Metrics))
 		t.Metrics = append(t.Metrics, MetricSample{Metric: uint32(ev.Args[0]), Values: append([]uint64(nil), ev.Array...)})
 	case otf2.EvOmpFork:
-		e.Kind, e.A = KindFork, uint32(ev.Args[0])
+		e.Kind, e.Arg = KindFork, uint32(ev.Args[0])
 	case otf2.EvThreadFork:
-		e.Kind, e.A = KindFork, uint32(ev.Args[1])
+		e.Kind, e.Arg = KindFork, uint32(ev.Args[1])
 	case otf2.EvOmpJoin, otf2.EvThreadJoin:
 		e.Kind = KindJoin
 	case otf2.EvThreadTeamBegin, otf2.EvThreadTeamEnd:
-		e.Kind, e.A = KindTeamBegin, uint32(ev.Args[0])
+		e.Kind, e.Arg = KindTeamBegin, uint32(ev.Args[0])
 		if ev.Type == otf2.EvThreadTeamEnd {
 			e.Kind = KindTeamEnd
 		}
 	case otf2.EvOmpAcquireLock, otf2.EvOmpReleaseLock:
-		e.Kind, e.A, e.C = KindLockAcquire, uint32(ev.Args[0]), uint32(ev.Args[1])
+		e.Kind, e.Arg = KindLockAcquire, b.lock(uint32(ev.Args[0]), uint32(ev.Args[1]))
 		if ev.Type == otf2.EvOmpReleaseLock {
 			e.Kind = KindLockRelease
 		}
 	case otf2.EvThreadAcquireLock, otf2.EvThreadReleaseLock:
-		e.Kind, e.A, e.C = KindLockAcquire, uint32(ev.Args[1]), uint32(ev.Args[2])
+		e.Kind, e.Arg = KindLockAcquire, b.lock(uint32(ev.Args[1]), uint32(ev.Args[2]))
 		if ev.Type == otf2.EvThreadReleaseLock {
 			e.Kind = KindLockRelease
 		}
 	default:
-		e.Kind, e.A = KindOther, uint32(ev.Type)
+		e.Kind, e.Arg = KindOther, uint32(ev.Type)
 		if t.Skipped == nil {
 			t.Skipped = make(map[uint8]uint64)
 		}
 		t.Skipped[ev.Type]++
 	}
 	t.Events = append(t.Events, e)
+	t.setNear(int(idx), b.top())
+	switch e.Kind {
+	case KindIsend, KindIrecv, KindCollEnd, KindNbcComplete, KindIsendComplete, KindRequestTest, KindRequestCancelled:
+		t.setLink(int(idx), link)
+	}
 	return nil
 }
 
 func (b *builder) collective(ev *otf2.Event) uint32 {
 	b.t.Collectives = append(grow.Room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
-		Root: uint32(ev.Args[2]), Sent: ev.Args[3], Received: ev.Args[4]})
+		Root: uint32(ev.Args[2]), link: None, Sent: ev.Args[3], Received: ev.Args[4]})
 	return uint32(len(b.t.Collectives) - 1)
+}
+
+// lock adds the details of a lock event and returns their index.
+func (b *builder) lock(lock, order uint32) uint32 {
+	b.t.Locks = append(b.t.Locks, Lock{Lock: lock, Order: order})
+	return uint32(len(b.t.Locks) - 1)
 }
 
 // complete links completion event idx with its pending request.
@@ -315,7 +327,7 @@ func (b *builder) complete(k reqKey, idx uint32) uint32 {
 		return None // request issued while recording was off
 	}
 	delete(b.pending, k)
-	b.t.Events[r].C = idx
+	b.t.setLink(int(r), idx)
 	return r
 }
 
@@ -333,10 +345,10 @@ func (b *builder) lookup(id uint64) uint32 {
 func (b *builder) enter(time float64, region uint32) error {
 	parent := None
 	if n := len(b.stack); n > 0 {
-		parent = b.t.Events[b.stack[n-1]].C
+		parent = b.t.Events[b.stack[n-1]].Arg
 	}
 	b.stack = append(b.stack, uint32(len(b.t.Events)))
-	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindEnter, A: region, B: None, C: b.callpath(parent, region)})
+	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindEnter, Arg: b.callpath(parent, region)})
 	return nil
 }
 
@@ -347,13 +359,15 @@ func (b *builder) leave(time float64, region uint32) error {
 	}
 	top := b.stack[n-1]
 	en := &b.t.Events[top]
-	if en.A != region {
+	if r := b.t.Region(int(top)); r != region {
 		return fmt.Errorf("leave of region %s, but the innermost open region is %s (entered at %.9f s)",
-			b.regionName(region), b.regionName(en.A), en.Time)
+			b.regionName(region), b.regionName(r), en.Time)
 	}
-	en.B = uint32(len(b.t.Events))
+	idx := len(b.t.Events)
 	b.stack = b.stack[:n-1]
-	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindLeave, A: region, B: top, C: en.C})
+	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindLeave, Arg: en.Arg})
+	b.t.setNear(int(top), uint32(idx))
+	b.t.setNear(idx, top)
 	return nil
 }
 
@@ -366,7 +380,7 @@ func (b *builder) finish() error {
 	if len(b.stack) > 0 {
 		en := b.t.Events[b.top()]
 		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
-			b.regionName(en.A), en.Time, len(b.stack))
+			b.regionName(b.t.Region(int(b.top()))), en.Time, len(b.stack))
 	}
 	return nil
 }

@@ -56,32 +56,29 @@ func checkInvariants(t *testing.T, tc *Trace) {
 	for i, e := range tc.Events {
 		switch e.Kind {
 		case KindEnter:
-			lv := tc.Events[e.B]
-			if lv.Kind != KindLeave || lv.B != uint32(i) || lv.A != e.A || lv.C != e.C {
+			m := tc.Match(i)
+			lv := tc.Events[m]
+			if lv.Kind != KindLeave || tc.Match(int(m)) != uint32(i) || lv.Arg != e.Arg {
 				t.Fatalf("event %d: Enter not matched by its Leave", i)
 			}
-			if tc.Callpaths[e.C].Region != e.A {
-				t.Fatalf("event %d: call path region mismatch", i)
-			}
 		case KindIsend, KindIrecvRequest:
-			if e.C != None {
-				k := tc.Events[e.C].Kind
+			if l := tc.Link(i); l != None {
+				k := tc.Events[l].Kind
 				if (e.Kind == KindIsend && k != KindIsendComplete) || (e.Kind == KindIrecvRequest && k != KindIrecv) {
 					t.Fatalf("event %d (%v) linked to %v", i, e.Kind, k)
 				}
-				if tc.Events[e.C].C != uint32(i) {
+				if tc.Link(int(l)) != uint32(i) {
 					t.Fatalf("event %d: request link not symmetric", i)
 				}
 			}
 		case KindCollEnd:
-			if e.C != None && (tc.Events[e.C].Kind != KindCollBegin || tc.Events[e.C].B != e.B) {
+			if l := tc.Link(i); l != None && (tc.Events[l].Kind != KindCollBegin || tc.EnterOf(int(l)) != tc.EnterOf(i)) {
 				t.Fatalf("event %d: CollEnd not linked to its CollBegin", i)
 			}
 		}
-		if e.Kind != KindEnter && e.Kind != KindLeave && e.B != None {
-			en := tc.Events[e.B]
-			if en.Kind != KindEnter || en.B < uint32(i) || e.B > uint32(i) {
-				t.Fatalf("event %d (%v): enclosing Enter %d does not enclose it", i, e.Kind, e.B)
+		if en := tc.EnterOf(i); e.Kind != KindEnter && e.Kind != KindLeave && en != None {
+			if tc.Events[en].Kind != KindEnter || tc.Match(int(en)) < uint32(i) || en > uint32(i) {
+				t.Fatalf("event %d (%v): enclosing Enter %d does not enclose it", i, e.Kind, en)
 			}
 		}
 		if i > 0 && e.Time < tc.Events[i-1].Time {
@@ -102,12 +99,12 @@ func TestNonblockingLinks(t *testing.T) {
 			switch e.Kind {
 			case KindIsend:
 				sends++
-				if e.C == None {
+				if tc.Link(i) == None {
 					t.Errorf("location %d event %d: Isend never completed", l.Self, i)
 				}
 			case KindIrecv:
 				recvs++
-				if e.C == None {
+				if tc.Link(i) == None {
 					t.Errorf("location %d event %d: Irecv without request", l.Self, i)
 				}
 			}
@@ -240,7 +237,7 @@ func TestMessageBytes(t *testing.T) {
 	sizes := []uint64{0, 5, math.MaxUint32 - 1, math.MaxUint32, 1 << 40, math.MaxUint64, 7}
 	var tr Trace
 	for i, n := range sizes {
-		tr.Events = append(tr.Events, Event{Kind: KindSend, A: uint32(len(tr.Messages))})
+		tr.Events = append(tr.Events, Event{Kind: KindSend, Arg: uint32(len(tr.Messages))})
 		tr.addMessage(Message{Comm: 1, Peer: uint32(i), Tag: 3}, n)
 	}
 	var got []uint64
@@ -253,7 +250,54 @@ func TestMessageBytes(t *testing.T) {
 	if diff := cmp.Diff(sizes, got); diff != "" {
 		t.Errorf("sizes (-want +got):\n%s", diff)
 	}
-	if n := unsafe.Sizeof(Message{}); n != 16 {
-		t.Errorf("a message takes %d bytes, want 16", n)
+	if n := unsafe.Sizeof(Message{}); n != 20 {
+		t.Errorf("a message takes %d bytes, want 20", n)
+	}
+	if n := unsafe.Sizeof(Event{}); n != 16 {
+		t.Errorf("an event takes %d bytes, want 16", n)
+	}
+}
+
+// navigation is what a trace's navigation methods return for every
+// event.
+func navigation(tc *Trace) [][5]uint32 {
+	nav := make([][5]uint32, len(tc.Events))
+	for i, e := range tc.Events {
+		m := None
+		if e.Kind == KindEnter || e.Kind == KindLeave {
+			m = tc.Match(i)
+		}
+		nav[i] = [5]uint32{m, tc.EnterOf(i), tc.LeaveOf(i), tc.Callpath(i), tc.Link(i)}
+	}
+	return nav
+}
+
+// TestFarDistances: distances too long for an event's 24 bits (here,
+// of 2 events or more) are kept beside the events, and every navigation
+// method returns what it returns with the distances in the events.
+func TestFarDistances(t *testing.T) {
+	for _, name := range []string{"ps_nonblocking", "ps_wait_nxn"} {
+		t.Run(name, func(t *testing.T) {
+			a, d := open(t, bundled(name))
+			for _, l := range d.Locations {
+				tc, err := Load(a, d, l.Self)
+				if err != nil {
+					t.Fatal(err)
+				}
+				maxNear = 2
+				far, err := Load(a, d, l.Self)
+				maxNear = farAway
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(tc.far) != 0 || len(far.far) == 0 {
+					t.Fatalf("location %d: %d and %d far distances, want none and some", l.Self, len(tc.far), len(far.far))
+				}
+				checkInvariants(t, far)
+				if diff := cmp.Diff(navigation(tc), navigation(far)); diff != "" {
+					t.Fatalf("location %d: navigation (-near +far):\n%s", l.Self, diff)
+				}
+			}
+		})
 	}
 }

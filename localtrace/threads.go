@@ -14,7 +14,7 @@ import (
 // master's last fork at or before the worker's first event of it. A root
 // region entered before any fork of the master stays a root.
 //
-// AdoptThread rewrites w's call tree (Callpaths, and Event.C of Enter and
+// AdoptThread rewrites w's call tree (Callpaths, and Event.Arg of Enter and
 // Leave): its first call paths are copies of the master's call paths
 // that lead to forks, then its own. m is only read.
 func AdoptThread(w, m *Trace) error {
@@ -88,13 +88,13 @@ func AdoptThread(w, m *Trace) error {
 			default:
 				parent = forkOf(e.Time)
 			}
-			e.C = child(parent, e.A)
-			stack = append(stack, e.C)
+			e.Arg = child(parent, w.Callpaths[e.Arg].Region) // w.Callpaths is still the old tree
+			stack = append(stack, e.Arg)
 		case KindLeave:
 			if len(stack) == 0 {
 				return fmt.Errorf("localtrace: location %d: event %d: Leave without Enter", w.Location, i)
 			}
-			e.C = stack[len(stack)-1]
+			e.Arg = stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 		case KindTeamBegin:
 			if len(stack) == 0 {

@@ -49,10 +49,10 @@ func TestAdoptThread(t *testing.T) {
 	for i, e := range w.Events {
 		switch e.Kind {
 		case localtrace.KindEnter:
-			got = append(got, tinytrace.Path(w, e.C))
+			got = append(got, tinytrace.Path(w, e.Arg))
 		case localtrace.KindLeave:
-			if e.C != w.Events[e.B].C {
-				t.Errorf("event %d: Leave in call path %d, its Enter in %d", i, e.C, w.Events[e.B].C)
+			if en := w.Events[w.Match(i)].Arg; e.Arg != en {
+				t.Errorf("event %d: Leave in call path %d, its Enter in %d", i, e.Arg, en)
 			}
 		}
 	}

@@ -10,12 +10,19 @@ type Trace struct {
 	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into Messages
 	Collectives []Collective
 	Metrics     []MetricSample
+	Locks       []Lock
+	// far holds the distances of events (Event.near) of 2²⁴−1 events
+	// or more, by event index: the index they lead to
+	far map[uint32]uint32
 	// Callpaths is the location's call tree built from its Enter and
-	// Leave events; Event.C of Enter and Leave indexes it.
+	// Leave events; Event.Arg of Enter and Leave indexes it.
 	Callpaths []Callpath
 	// Skipped counts events of kinds the analysis ignores, by OTF2 type.
 	Skipped map[uint8]uint64
 }
+
+// Region returns the region of Enter or Leave event i.
+func (t *Trace) Region(i int) uint32 { return t.Callpaths[t.Events[i].Arg].Region }
 
 // Callpath returns the call path of event i: the region instance's path
 // for Enter and Leave, the enclosing region's for every other event, or
@@ -24,47 +31,117 @@ func (t *Trace) Callpath(i int) uint32 {
 	e := &t.Events[i]
 	switch e.Kind {
 	case KindEnter, KindLeave:
-		return e.C
+		return e.Arg
 	}
-	if e.B == None {
+	en := t.nearIndex(i)
+	if en == None {
 		return None
 	}
-	return t.Events[e.B].C
+	return t.Events[en].Arg
 }
+
+// nearIndex returns the event that event i's distance leads to: the
+// matching Leave of an Enter, the matching Enter of a Leave, the
+// enclosing Enter of any other event (None outside every region).
+func (t *Trace) nearIndex(i int) uint32 {
+	e := &t.Events[i]
+	switch d := e.nearDist(); {
+	case d == farAway:
+		return t.far[uint32(i)]
+	case e.Kind == KindEnter:
+		return uint32(i) + d
+	case d == 0:
+		return None
+	default:
+		return uint32(i) - d
+	}
+}
+
+// setNear makes event i's distance lead to event j (None: no enclosing
+// Enter).
+func (t *Trace) setNear(i int, j uint32) {
+	e := &t.Events[i]
+	var d uint32
+	switch {
+	case j == None:
+	case e.Kind == KindEnter:
+		d = j - uint32(i)
+	default:
+		d = uint32(i) - j
+	}
+	if d >= maxNear {
+		if t.far == nil {
+			t.far = map[uint32]uint32{}
+		}
+		t.far[uint32(i)] = j
+		d = farAway
+	}
+	e.setNear(d)
+}
+
+// Match returns the index of the matching Leave of Enter event i, or of
+// the matching Enter of Leave event i.
+func (t *Trace) Match(i int) uint32 { return t.nearIndex(i) }
 
 // EnterOf returns the index of the Enter event of the region instance
 // that event i belongs to (i itself for an Enter), or None.
 func (t *Trace) EnterOf(i int) uint32 {
-	e := &t.Events[i]
-	switch e.Kind {
-	case KindEnter:
+	if t.Events[i].Kind == KindEnter {
 		return uint32(i)
-	case KindLeave:
-		return e.B
 	}
-	return e.B
+	return t.nearIndex(i)
 }
 
 // LeaveOf returns the index of the Leave event of the region instance
 // that event i belongs to (i itself for a Leave), or None.
 func (t *Trace) LeaveOf(i int) uint32 {
+	if t.Events[i].Kind == KindLeave {
+		return uint32(i)
+	}
 	en := t.EnterOf(i)
 	if en == None {
 		return None
 	}
-	if t.Events[i].Kind == KindLeave {
-		return uint32(i)
-	}
-	return t.Events[en].B
+	return t.nearIndex(int(en))
 }
 
+// Link returns the event linked to event i (see Event), or None.
+func (t *Trace) Link(i int) uint32 {
+	e := &t.Events[i]
+	switch e.Kind {
+	case KindIsend, KindIrecv:
+		return t.Messages[e.Arg].link
+	case KindCollEnd, KindNbcComplete:
+		return t.Collectives[e.Arg].link
+	case KindIsendComplete, KindIrecvRequest, KindRequestTest, KindRequestCancelled, KindCollBegin, KindNbcRequest:
+		return e.Arg
+	}
+	return None
+}
+
+// setLink links event i to event j (i must be of a kind with a link).
+func (t *Trace) setLink(i int, j uint32) {
+	e := &t.Events[i]
+	switch e.Kind {
+	case KindIsend, KindIrecv:
+		t.Messages[e.Arg].link = j
+	case KindCollEnd, KindNbcComplete:
+		t.Collectives[e.Arg].link = j
+	default:
+		e.Arg = j
+	}
+}
+
+// Lock returns the details of lock event i.
+func (t *Trace) Lock(i int) Lock { return t.Locks[t.Events[i].Arg] }
+
 // Message returns the message details of a point-to-point event.
-func (t *Trace) Message(i int) *Message { return &t.Messages[t.Events[i].A] }
+func (t *Trace) Message(i int) *Message { return &t.Messages[t.Events[i].Arg] }
 
 // MessageBytes returns the size of the message of a point-to-point
 // event.
 func (t *Trace) MessageBytes(i int) uint64 {
-	a := t.Events[i].A
+	a := t.Events[i].Arg
 	if s := t.Messages[a].size; s != bigSize {
 		return uint64(s)
 	}
@@ -86,7 +163,7 @@ func (t *Trace) addMessage(m Message, n uint64) {
 }
 
 // Collective returns the details of a CollEnd or NbcComplete event.
-func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i].A] }
+func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i].Arg] }
 
 // Bytes estimates the memory the trace holds, in bytes.
 func (t *Trace) Bytes() int {
@@ -94,7 +171,9 @@ func (t *Trace) Bytes() int {
 		cap(t.Messages)*int(unsafe.Sizeof(Message{})) +
 		cap(t.Collectives)*int(unsafe.Sizeof(Collective{})) +
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
-		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{}))
+		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +
+		cap(t.Locks)*int(unsafe.Sizeof(Lock{})) +
+		len(t.far)*16
 	for _, m := range t.Metrics {
 		n += 8 * cap(m.Values)
 	}

@@ -112,8 +112,8 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcSendComplete, func(c *replay.Ctx) error {
-		if e := c.Event(); sp.isWait(c.Index) && e.C != localtrace.None {
-			return rc.sendCompletion(c, c.Index, int(e.C))
+		if l := c.Trace.Link(c.Index); sp.isWait(c.Index) && l != localtrace.None {
+			return rc.sendCompletion(c, c.Index, int(l))
 		}
 		return nil
 	})
@@ -138,8 +138,8 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcRecvRequest, func(c *replay.Ctx) error {
-		if e := c.Event(); sp.has(c.Index) && !sp.isWait(c.Index) && e.C != localtrace.None {
-			return rc.recvRequest(c, c.Index, int(e.C))
+		if l := c.Trace.Link(c.Index); sp.has(c.Index) && !sp.isWait(c.Index) && l != localtrace.None {
+			return rc.recvRequest(c, c.Index, int(l))
 		}
 		return nil
 	})

@@ -39,11 +39,11 @@ func (c *cursor) step(j int) int {
 	c.prevT, c.next = e.Time, j+1
 	switch e.Kind {
 	case localtrace.KindEnter:
-		c.cp = e.C
+		c.cp = e.Arg
 		c.open = append(c.open, mark{j, e.Time})
 		return 1
 	case localtrace.KindLeave:
-		c.cp = c.t.Callpaths[e.C].Parent
+		c.cp = c.t.Callpaths[e.Arg].Parent
 		if n := len(c.open); n > 0 {
 			c.open = c.open[:n-1]
 			return -1

@@ -75,8 +75,8 @@ func registerLateReceiver(bus *replay.Bus) {
 	bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
 		i := c.Index
 		req := i
-		if e := c.Event(); e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
-			req = int(e.C) // the MPI_Irecv call posted the receive
+		if l := c.Trace.Link(i); c.Event().Kind == localtrace.KindIrecv && l != localtrace.None {
+			req = int(l) // the MPI_Irecv call posted the receive
 		}
 		replay.Put(c, RecvTime, c.Event().Time)
 		replay.Put(c, RecvEnter, c.EnterTime(req))
@@ -99,11 +99,12 @@ func registerLateReceiver(bus *replay.Bus) {
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
 		i := c.Index
 		cmp := i // the send completion event
-		if e := c.Event(); e.Kind == localtrace.KindIsend {
-			if e.C == localtrace.None {
+		if c.Event().Kind == localtrace.KindIsend {
+			l := c.Trace.Link(i)
+			if l == localtrace.None {
 				return nil
 			}
-			cmp = int(e.C)
+			cmp = int(l)
 		}
 		enterCmp, leaveCmp := c.EnterTime(cmp), c.LeaveTime(cmp)
 		enterReq, _ := replay.Get(c, RecvEnter)

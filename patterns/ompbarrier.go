@@ -54,13 +54,13 @@ type ompBarrier struct {
 func registerOmpBarrier(bus *replay.Bus) {
 	p := &ompBarrier{team: localtrace.None}
 	bus.On(replay.FwEnter, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Event().A)&replay.ClassOmpParallel != 0 {
+		if c.Env.Class(c.Trace.Region(c.Index))&replay.ClassOmpParallel != 0 {
 			p.parallel++
 		}
 		return nil
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		cls := c.Env.Class(c.Event().A)
+		cls := c.Env.Class(c.Trace.Region(c.Index))
 		if cls&replay.ClassOmpParallel != 0 {
 			p.parallel--
 		}
@@ -96,7 +96,7 @@ func registerOmpBarrier(bus *replay.Bus) {
 func teamOf(c *replay.Ctx) uint32 {
 	for _, e := range c.Trace.Events {
 		if e.Kind == localtrace.KindTeamBegin {
-			return e.A
+			return e.Arg
 		}
 	}
 	return math.MaxUint32 - 1 - uint32(c.Loc.Rank)

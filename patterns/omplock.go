@@ -23,12 +23,12 @@ import "scout/replay"
 func registerOmpLock(bus *replay.Bus) {
 	var info OmpWaitInfo
 	bus.On(replay.FwLockAcquire, func(c *replay.Ctx) error {
-		e := c.Event()
+		l := c.Trace.Lock(c.Index)
 		cls := c.RegionClass(c.Index)
-		if cls&replay.ClassOmp == 0 || e.C == 0 {
+		if cls&replay.ClassOmp == 0 || l.Order == 0 {
 			return nil // not an OpenMP lock; order 0: an old trace's lock without order
 		}
-		released, ok := c.Loc.Locks.Released(e.A, e.C-1)
+		released, ok := c.Loc.Locks.Released(l.Lock, l.Order-1)
 		if !ok {
 			return nil // the lock's first acquisition
 		}
@@ -36,7 +36,7 @@ func registerOmpLock(bus *replay.Bus) {
 		if idle := released - enter; idle > 0 {
 			m := lockMetric(cls)
 			c.Add(m, c.Callpath(c.Index), idle)
-			info = OmpWaitInfo{Metric: m, Enter: enter, Exit: e.Time, Idle: idle, Seq: -1}
+			info = OmpWaitInfo{Metric: m, Enter: enter, Exit: c.Event().Time, Idle: idle, Seq: -1}
 			return replay.Emit(bus, OmpWaitFound, c, &info)
 		}
 		return nil

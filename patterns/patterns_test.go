@@ -317,7 +317,7 @@ func TestToyPattern(t *testing.T) {
 	count := 0
 	toy := func(bus *replay.Bus) {
 		bus.On(replay.FwEnter, func(c *replay.Ctx) error {
-			if name := regions[c.Event().A]; name == "MPI_Recv" {
+			if name := regions[c.Trace.Region(c.Index)]; name == "MPI_Recv" {
 				return replay.Emit(bus, entered, c, &recvEntered{name})
 			}
 			return nil

@@ -25,10 +25,10 @@ func Profile(t *localtrace.Trace) (time []float64, visits []uint64) {
 		default:
 			continue
 		}
-		d := t.Events[e.B].Time - e.Time
-		visits[e.C]++
-		time[e.C] += d
-		if p := t.Callpaths[e.C].Parent; p != localtrace.None && depth > 0 {
+		d := t.Events[t.Match(i)].Time - e.Time
+		visits[e.Arg]++
+		time[e.Arg] += d
+		if p := t.Callpaths[e.Arg].Parent; p != localtrace.None && depth > 0 {
 			time[p] -= d
 		}
 		depth++

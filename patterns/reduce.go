@@ -167,8 +167,8 @@ func RegisterReduction(bus *replay.Bus, spec *Reduce) *Reduction {
 		return nil
 	})
 	bus.On(ReduceLeave, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Event().A)&(replay.ClassInit|replay.ClassFinalize) == 0 {
-			if c.Env.Class(c.Event().A)&replay.ClassMPI != 0 && r.mayWait(c, c.Index) {
+		if cls := c.Env.Class(c.Trace.Region(c.Index)); cls&(replay.ClassInit|replay.ClassFinalize) == 0 {
+			if cls&replay.ClassMPI != 0 && r.mayWait(c, c.Index) {
 				r.rendezvousEnd(c.Index)
 			}
 			return nil
@@ -273,7 +273,7 @@ func (r *reducer) start(c *replay.Ctx) error {
 	r.pinned = map[int]bool{}
 	for j := 1; j < len(r.t.Events); j++ {
 		// (a collective's end right after its begin goes with it)
-		if r.mayWait(c, j) && !(r.t.Events[j].Kind == localtrace.KindCollEnd && r.t.Events[j].C == uint32(j-1)) {
+		if r.mayWait(c, j) && !(r.t.Events[j].Kind == localtrace.KindCollEnd && r.t.Link(j) == uint32(j-1)) {
 			r.pin(j - 1)
 		}
 	}
@@ -294,14 +294,15 @@ func (r *reducer) mayWait(c *replay.Ctx, j int) bool {
 	case localtrace.KindRecv, localtrace.KindIrecv, localtrace.KindCollEnd:
 		return true
 	case localtrace.KindIsendComplete:
-		return e.C != localtrace.None && r.t.Events[e.C].Kind == localtrace.KindIsend && r.big(int(e.C))
+		l := r.t.Link(j)
+		return l != localtrace.None && r.t.Events[l].Kind == localtrace.KindIsend && r.big(int(l))
 	case localtrace.KindLeave:
-		cls := c.Env.Class(e.A)
+		cls := c.Env.Class(r.t.Region(j))
 		if cls&(replay.ClassInit|replay.ClassFinalize) != 0 {
 			return true
 		}
-		if cls&replay.ClassMPI != 0 && e.B != localtrace.None {
-			for k := int(e.B) + 1; k < j; k++ {
+		if cls&replay.ClassMPI != 0 {
+			for k := int(r.t.Match(j)) + 1; k < j; k++ {
 				if r.t.Events[k].Kind == localtrace.KindSend && r.big(k) {
 					return true
 				}
@@ -319,12 +320,12 @@ func (r *reducer) pin(i int) {
 	case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv, localtrace.KindCollEnd:
 		r.pinned[i] = true
 	case localtrace.KindIsendComplete, localtrace.KindIrecvRequest, localtrace.KindCollBegin:
-		if e.C != localtrace.None {
-			r.pinned[int(e.C)] = true
+		if l := r.t.Link(i); l != localtrace.None {
+			r.pinned[int(l)] = true
 		}
 	case localtrace.KindRequestTest, localtrace.KindRequestCancelled:
-		if e.C != localtrace.None {
-			r.pin(int(e.C))
+		if l := r.t.Link(i); l != localtrace.None {
+			r.pin(int(l))
 		}
 	}
 }
@@ -534,11 +535,11 @@ func (r *reducer) finish(c *replay.Ctx) {
 		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
 			drop[i] = r.dropMsg[i]
 		case localtrace.KindIsendComplete, localtrace.KindIrecvRequest:
-			drop[i] = msgDropped(e.C)
+			drop[i] = msgDropped(t.Link(i))
 		case localtrace.KindRequestTest, localtrace.KindRequestCancelled:
-			if q := e.C; q != localtrace.None {
+			if q := t.Link(i); q != localtrace.None {
 				if t.Events[q].Kind == localtrace.KindIrecvRequest {
-					drop[i] = msgDropped(t.Events[q].C)
+					drop[i] = msgDropped(t.Link(int(q)))
 				} else {
 					drop[i] = msgDropped(q)
 				}
@@ -546,7 +547,8 @@ func (r *reducer) finish(c *replay.Ctx) {
 		case localtrace.KindCollEnd:
 			drop[i] = r.dropCol[i]
 		case localtrace.KindCollBegin:
-			drop[i] = e.C != localtrace.None && r.dropCol[int(e.C)]
+			l := t.Link(i)
+			drop[i] = l != localtrace.None && r.dropCol[int(l)]
 		}
 	}
 	// optional events stay with an open instance; the others stay unless
@@ -565,7 +567,7 @@ func (r *reducer) finish(c *replay.Ctx) {
 	// kept or pinned instance
 	content := make([]bool, n)
 	kept := func(i int) bool {
-		g := int(t.Events[i].A)
+		g := int(t.Region(i))
 		return g < len(r.keep) && r.keep[g]
 	}
 	var stack []int
@@ -574,7 +576,7 @@ func (r *reducer) finish(c *replay.Ctx) {
 		switch e.Kind {
 		case localtrace.KindEnter:
 			stack = append(stack, i)
-			if kept(i) || pinned[i] || c.Env.Class(e.A)&(replay.ClassInit|replay.ClassFinalize) != 0 {
+			if kept(i) || pinned[i] || c.Env.Class(t.Region(i))&(replay.ClassInit|replay.ClassFinalize) != 0 {
 				content[i] = true
 			}
 		case localtrace.KindLeave:
@@ -619,7 +621,7 @@ func (r *reducer) finish(c *replay.Ctx) {
 				st = gone
 			case kept(i) || content[i]:
 				st = open
-			case parent == 0 || parentKept || pinned[int(e.B)] || pinned[i]:
+			case parent == 0 || parentKept || pinned[int(t.Match(i))] || pinned[i]:
 				st = collapsed
 			default:
 				st = gone

@@ -174,9 +174,9 @@ func registerRootCauses(bus *replay.Bus) {
 // completionOf returns the completion of send event i: the
 // IsendComplete of a non-blocking send, the send itself otherwise.
 func completionOf(t *localtrace.Trace, i int) int {
-	if e := &t.Events[i]; e.Kind == localtrace.KindIsend && e.C != localtrace.None &&
-		t.Events[e.C].Kind == localtrace.KindIsendComplete {
-		return int(e.C)
+	if l := t.Link(i); t.Events[i].Kind == localtrace.KindIsend && l != localtrace.None &&
+		t.Events[l].Kind == localtrace.KindIsendComplete {
+		return int(l)
 	}
 	return i
 }
@@ -184,8 +184,8 @@ func completionOf(t *localtrace.Trace, i int) int {
 // requestOf returns the request of receive event i: the IrecvRequest of
 // a non-blocking receive, the receive itself otherwise.
 func requestOf(t *localtrace.Trace, i int) int {
-	if e := &t.Events[i]; e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
-		return int(e.C)
+	if l := t.Link(i); t.Events[i].Kind == localtrace.KindIrecv && l != localtrace.None {
+		return int(l)
 	}
 	return i
 }

@@ -165,8 +165,8 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 	bus.On(replay.FwCollective, func(c *replay.Ctx) error {
 		e := c.Event()
 		begin := c.EnterTime(c.Index)
-		if e.C != localtrace.None {
-			begin = c.Trace.Events[e.C].Time
+		if l := c.Trace.Link(c.Index); l != localtrace.None {
+			begin = c.Trace.Events[l].Time
 		}
 		d := e.Time - begin
 		switch c.Trace.Collective(c.Index).Op {
@@ -187,7 +187,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		if cls := c.Env.Class(c.Event().A); cls&replay.ClassOmpBarrier != 0 {
+		if cls := c.Env.Class(c.Trace.Region(c.Index)); cls&replay.ClassOmpBarrier != 0 {
 			s.bound(barrierMetric(cls), region(c))
 		}
 		return nil

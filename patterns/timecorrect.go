@@ -178,7 +178,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	})
 	bus.On(ClcFwdLeave, func(c *replay.Ctx) error {
 		k.begin(c)
-		if c.Env.Class(c.Event().A)&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if c.Env.Class(c.Trace.Region(c.Index))&(replay.ClassInit|replay.ClassFinalize) == 0 {
 			return nil
 		}
 		k.upTo(c.Index)
@@ -258,7 +258,8 @@ func (k *clock) dropped(i int) bool {
 	case localtrace.KindCollEnd:
 		return !replay.Counted(k.t.Collective(i).Op)
 	case localtrace.KindCollBegin:
-		return e.C != localtrace.None && !replay.Counted(k.t.Collective(int(e.C)).Op)
+		l := k.t.Link(i)
+		return l != localtrace.None && !replay.Counted(k.t.Collective(int(l)).Op)
 	}
 	return false
 }
@@ -371,7 +372,7 @@ func (k *clock) finish() {
 // beginOf returns the index of the begin event of the collective that
 // ends with event i (its Enter without a begin event).
 func beginOf(t *localtrace.Trace, i int) int {
-	if b := t.Events[i].C; b != localtrace.None {
+	if b := t.Link(i); b != localtrace.None {
 		return int(b)
 	}
 	return int(t.EnterOf(i))

@@ -141,25 +141,25 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 					if k > lo { // (an interval from the fork starts after its cut)
 						tm.beforeFork(t, k, last)
 					}
-					acc.add(e.C, f)
+					acc.add(e.Arg, f)
 					last = e.Time
 					continue
 				}
 			}
-			if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+			if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
 				acc.add(p, e.Time-last)
 			}
 			last = e.Time
 		case localtrace.KindLeave:
 			if omp {
 				if j, ok := tm.join[k]; ok {
-					if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+					if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
 						acc.add(p, -j)
 					}
-					acc.add(e.C, j)
+					acc.add(e.Arg, j)
 				}
 			}
-			acc.add(e.C, e.Time-last)
+			acc.add(e.Arg, e.Time-last)
 			last = e.Time
 		case localtrace.KindJoin:
 			if omp {
@@ -193,7 +193,7 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 // path, less the fork time (which goes to the region after the cut).
 func (tm *timemaps) beforeFork(t *localtrace.Trace, k int, last float64) {
 	e := &t.Events[k]
-	if p := t.Callpaths[e.C].Parent; p != localtrace.None {
+	if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
 		tm.sumTo.add(p, e.Time-last-tm.fork[k])
 	}
 }

@@ -101,8 +101,8 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(FwcSendComplete, func(c *replay.Ctx) error {
-		if e := c.Event(); e.C != localtrace.None {
-			return sendCompletion(c, c.Index, int(e.C))
+		if l := c.Trace.Link(c.Index); l != localtrace.None {
+			return sendCompletion(c, c.Index, int(l))
 		}
 		return nil
 	})
@@ -129,8 +129,8 @@ func (rc *rootCause) registerPropagation(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(FwcRecvRequest, func(c *replay.Ctx) error {
-		if e := c.Event(); e.C != localtrace.None {
-			return recvRequest(c, c.Index, int(e.C))
+		if l := c.Trace.Link(c.Index); l != localtrace.None {
+			return recvRequest(c, c.Index, int(l))
 		}
 		return nil
 	})

@@ -337,7 +337,7 @@ func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
 		if _, ok := p.sync[c.Index]; ok {
 			return p.sendDone(c)
 		}
-		if c.Env.Class(c.Event().A)&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if c.Env.Class(c.Trace.Region(c.Index))&(replay.ClassInit|replay.ClassFinalize) == 0 {
 			return nil
 		}
 		p.upTo(c.Index)
@@ -685,7 +685,7 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 			}
 		}
 		if t, ok := replay.Get(c, whatIfPosted); ok {
-			p.posted[c.Trace.Events[c.Index].A] = t
+			p.posted[c.Trace.Events[c.Index].Arg] = t
 		}
 		return nil
 	})
@@ -704,7 +704,7 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 		return c.SendInverse()
 	})
 	bus.On(WhatIfRecvPosted, func(c *replay.Ctx) error {
-		done := c.Event().C
+		done := c.Trace.Link(c.Index)
 		if done == localtrace.None || c.Trace.Events[done].Kind != localtrace.KindIrecv || c.Trace.MessageBytes(int(done)) < p.w.EagerLimit {
 			return nil
 		}
@@ -723,9 +723,8 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 // recvBegin returns the event where receive event i began: the request
 // of a non-blocking receive, the Enter of a blocking one.
 func recvBegin(t *localtrace.Trace, i int) int {
-	e := &t.Events[i]
-	if e.Kind == localtrace.KindIrecv && e.C != localtrace.None {
-		return int(e.C)
+	if l := t.Link(i); t.Events[i].Kind == localtrace.KindIrecv && l != localtrace.None {
+		return int(l)
 	}
 	return int(t.EnterOf(i))
 }
@@ -734,12 +733,12 @@ func recvBegin(t *localtrace.Trace, i int) int {
 // Leave of a blocking send's call, a non-blocking send's completion
 // (-1 if it has none).
 func sendCompletion(t *localtrace.Trace, i int) int {
-	e := &t.Events[i]
-	if e.Kind == localtrace.KindIsend {
-		if e.C == localtrace.None || t.Events[e.C].Kind != localtrace.KindIsendComplete {
+	if t.Events[i].Kind == localtrace.KindIsend {
+		l := t.Link(i)
+		if l == localtrace.None || t.Events[l].Kind != localtrace.KindIsendComplete {
 			return -1
 		}
-		return int(e.C)
+		return int(l)
 	}
 	if l := t.LeaveOf(i); l != localtrace.None {
 		return int(l)
@@ -752,7 +751,7 @@ func sendCompletion(t *localtrace.Trace, i int) int {
 // the receive was posted before the send completed.
 func (p *predictor) rendezvousSend(i int) {
 	m := p.t.Message(i)
-	posted := p.posted[p.t.Events[i].A]
+	posted := p.posted[p.t.Events[i].Arg]
 	if p.t.MessageBytes(i) < p.w.EagerLimit || math.IsNaN(posted) {
 		return
 	}
@@ -820,7 +819,7 @@ func (p *predictor) sendDone(c *replay.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p.constrained(c.Index, p.posted[p.t.Events[i].A], d, WaitsLateReceiver)
+	p.constrained(c.Index, p.posted[p.t.Events[i].Arg], d, WaitsLateReceiver)
 	return nil
 }
 

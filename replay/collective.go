@@ -117,7 +117,7 @@ func (r *Replayer) use(x *exchange) {
 // its begin event, or else the Enter of its region.
 func (r *Replayer) collBegin(i int) float64 {
 	t := r.Loc.Trace
-	if b := t.Events[i].C; b != localtrace.None {
+	if b := t.Link(i); b != localtrace.None {
 		return t.Events[b].Time
 	}
 	return r.ctx.EnterTime(i)

@@ -79,7 +79,7 @@ func (c *Ctx) RegionClass(i int) RegionClass {
 	if en == localtrace.None {
 		return 0
 	}
-	return c.Env.Class(c.Trace.Events[en].A)
+	return c.Env.Class(c.Trace.Region(int(en)))
 }
 
 // Add adds v to metric m at local call path cp of this location.

@@ -121,9 +121,12 @@ func (r *Replayer) isMessage(i int) bool {
 	if r.ctx.RegionClass(i)&ClassMPI == 0 {
 		return false
 	}
-	e := &r.Loc.Trace.Events[i]
-	return !(e.Kind == localtrace.KindIsend && e.C != localtrace.None &&
-		r.Loc.Trace.Events[e.C].Kind == localtrace.KindRequestCancelled)
+	t := r.Loc.Trace
+	if t.Events[i].Kind != localtrace.KindIsend {
+		return true
+	}
+	l := t.Link(i)
+	return l == localtrace.None || t.Events[l].Kind != localtrace.KindRequestCancelled
 }
 
 // message does a Ship or Take step at message event i.
@@ -198,7 +201,7 @@ func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
 // MPI_Init and MPI_Finalize, the world-wide time exchange; then topic.
 func (r *Replayer) leave(i int, topic Topic) error {
 	c := &r.ctx
-	cls := r.Loc.env.Class(r.Loc.Trace.Events[i].A)
+	cls := r.Loc.env.Class(r.Loc.Trace.Region(i))
 	switch {
 	case cls&ClassInit != 0 && !r.initDone:
 		r.initDone = true

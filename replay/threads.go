@@ -32,7 +32,8 @@ func NewLockTable(threads []*localtrace.Trace) *LockTable {
 			if lt == nil {
 				lt = &LockTable{release: map[lockKey]float64{}}
 			}
-			lt.release[lockKey{e.A, e.C}] = e.Time
+			l := t.Lock(i)
+			lt.release[lockKey{l.Lock, l.Order}] = e.Time
 		}
 	}
 	return lt

@@ -61,14 +61,22 @@ func TestClassifyOmp(t *testing.T) {
 // TestLockTable checks the release times by lock and acquisition order,
 // over the traces of several threads.
 func TestLockTable(t *testing.T) {
-	ev := func(k localtrace.Kind, time float64, lock, order uint32) localtrace.Event {
-		return localtrace.Event{Time: time, Kind: k, A: lock, C: order}
+	type lockEvent struct {
+		kind        localtrace.Kind
+		time        float64
+		lock, order uint32
 	}
-	t0 := &localtrace.Trace{Events: []localtrace.Event{
-		ev(localtrace.KindLockAcquire, 1, 7, 1), ev(localtrace.KindLockRelease, 2, 7, 1),
-		ev(localtrace.KindLockAcquire, 5, 8, 1), ev(localtrace.KindLockRelease, 6, 8, 1)}}
-	t1 := &localtrace.Trace{Events: []localtrace.Event{
-		ev(localtrace.KindLockAcquire, 2.5, 7, 2), ev(localtrace.KindLockRelease, 3, 7, 2)}}
+	trace := func(evs ...lockEvent) *localtrace.Trace {
+		t := &localtrace.Trace{}
+		for _, e := range evs {
+			t.Events = append(t.Events, localtrace.Event{Time: e.time, Kind: e.kind, Arg: uint32(len(t.Locks))})
+			t.Locks = append(t.Locks, localtrace.Lock{Lock: e.lock, Order: e.order})
+		}
+		return t
+	}
+	t0 := trace(lockEvent{localtrace.KindLockAcquire, 1, 7, 1}, lockEvent{localtrace.KindLockRelease, 2, 7, 1},
+		lockEvent{localtrace.KindLockAcquire, 5, 8, 1}, lockEvent{localtrace.KindLockRelease, 6, 8, 1})
+	t1 := trace(lockEvent{localtrace.KindLockAcquire, 2.5, 7, 2}, lockEvent{localtrace.KindLockRelease, 3, 7, 2})
 	lt := NewLockTable([]*localtrace.Trace{t0, t1})
 	type got struct {
 		T  float64
