@@ -3,40 +3,101 @@
 // payloads shipped ahead use it.
 package fifo
 
-// Queue is a first-in first-out queue in one slice. Its memory follows
-// the backlog, not the number of values that ever passed: a queue whose
-// consumer lags its producer by a few values is never empty, and one
-// that only reset when it ran empty would keep every value pushed since
-// (a root's one-way gather contributions, a whole pass's worth); one
-// that dropped its head by reslicing would copy itself to a new array
-// whenever the array's end is reached. The zero value is an empty queue.
+// Queue is a first-in first-out queue in a list of blocks. Its memory
+// follows the backlog, not the number of values that ever passed: a
+// queue whose consumer lags its producer by a few values is never empty,
+// and one that only reset when it ran empty would keep every value
+// pushed since (a root's one-way gather contributions, a whole pass's
+// worth). A growing backlog takes new blocks and never moves a value: a
+// queue in one slice copied itself, pointers and all, at every doubling,
+// which in the message-by-message passes of an 8 M-event analysis, where
+// a rank may run 100 000 messages ahead of its partner, took 0.4 s.
+// Blocks grow from a few values to maxBlock; a block taken in full is
+// kept for reuse while the queue has no spare. The zero value is an empty
+// queue.
 type Queue[T any] struct {
-	vals []T
-	head int // vals[:head] are taken (zeroed)
+	head, tail *block[T] // head: the oldest values; tail: where Push writes
+	first      int       // head.vals[:first] are taken (zeroed)
+	n          int       // values in the queue
+	spare      *block[T] // a free block of maxBlock values, or nil
 }
 
-// Len returns the number of values in q.
-func (q *Queue[T]) Len() int { return len(q.vals) - q.head }
+// block is one block of a Queue: vals[:len(vals)] are written.
+type block[T any] struct {
+	vals []T
+	next *block[T]
+}
 
-// Push appends v. When the slice is full and at least half of it is
-// taken, the backlog moves to the front instead of the slice growing.
+// Block sizes, in values.
+const (
+	minBlock = 8
+	maxBlock = 256
+)
+
+// Len returns the number of values in q.
+func (q *Queue[T]) Len() int { return q.n }
+
+// Push appends v.
 func (q *Queue[T]) Push(v T) {
-	if len(q.vals) == cap(q.vals) && q.head > 0 && 2*q.head >= len(q.vals) {
-		n := copy(q.vals, q.vals[q.head:])
-		clear(q.vals[n:])
-		q.vals, q.head = q.vals[:n], 0
+	if q.tail == nil || len(q.tail.vals) == cap(q.tail.vals) {
+		q.grow()
 	}
-	q.vals = append(q.vals, v)
+	q.tail.vals = append(q.tail.vals, v)
+	q.n++
+}
+
+// grow appends a block to the queue: twice the size of the last one, up
+// to maxBlock (the spare, if any).
+func (q *Queue[T]) grow() {
+	size := minBlock
+	if q.tail != nil {
+		size = min(2*cap(q.tail.vals), maxBlock)
+	}
+	var b *block[T]
+	if size == maxBlock && q.spare != nil {
+		b, q.spare = q.spare, nil
+	} else {
+		b = &block[T]{vals: make([]T, 0, size)}
+	}
+	if q.tail == nil {
+		q.head, q.tail, q.first = b, b, 0
+	} else {
+		q.tail.next = b
+		q.tail = b
+	}
 }
 
 // Pop takes the first value of a non-empty queue.
 func (q *Queue[T]) Pop() T {
 	var zero T
-	v := q.vals[q.head]
-	q.vals[q.head] = zero
-	q.head++
-	if q.head == len(q.vals) {
-		q.vals, q.head = q.vals[:0], 0
+	h := q.head
+	v := h.vals[q.first]
+	h.vals[q.first] = zero
+	q.first++
+	q.n--
+	if q.first < len(h.vals) {
+		return v
+	}
+	if h == q.tail {
+		// empty: the block starts over
+		h.vals, q.first = h.vals[:0], 0
+		return v
+	}
+	if q.head, q.first = h.next, 0; cap(h.vals) == maxBlock && q.spare == nil {
+		h.vals, h.next = h.vals[:0], nil
+		q.spare = h
 	}
 	return v
+}
+
+// held returns how many values the blocks of q hold room for.
+func (q *Queue[T]) held() int {
+	n := 0
+	for b := q.head; b != nil; b = b.next {
+		n += cap(b.vals)
+	}
+	if q.spare != nil {
+		n += cap(q.spare.vals)
+	}
+	return n
 }

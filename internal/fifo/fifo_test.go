@@ -29,11 +29,13 @@ func TestQueue(t *testing.T) {
 				want = append(want, next)
 				next++
 			}
+			most := 0 // room held at most in the steady state
 			for range tc.pushes {
 				q.Push(next)
 				want = append(want, next)
 				next++
 				got = append(got, q.Pop())
+				most = max(most, q.held())
 			}
 			for q.Len() > 0 {
 				got = append(got, q.Pop())
@@ -41,8 +43,8 @@ func TestQueue(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("values out (-want +got):\n%s", diff)
 			}
-			if limit := 4*tc.backlog + 16; cap(q.vals) > limit {
-				t.Errorf("capacity %d after %d values with a backlog of %d, want at most %d", cap(q.vals), tc.pushes, tc.backlog, limit)
+			if limit := tc.backlog + 3*maxBlock; most > limit {
+				t.Errorf("room for %d values with a backlog of %d, want at most %d", most, tc.backlog, limit)
 			}
 		})
 	}
