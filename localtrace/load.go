@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"slices"
 
 	"scout/internal/grow"
 	"scout/localtrace/otf2"
@@ -217,7 +216,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		case otf2.EvMpiIrecv:
 			link = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
-		t.Messages = grow.Room(t.Messages, len(t.Events), cap(t.Events))
+		t.Messages = room(t.Messages, len(t.Events), cap(t.Events))
 		t.addMessage(m, ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
@@ -309,7 +308,7 @@ func (b *builder) add(ev *otf2.Event) error {
 }
 
 func (b *builder) collective(ev *otf2.Event) uint32 {
-	b.t.Collectives = append(grow.Room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
+	b.t.Collectives = append(room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
 		Root: uint32(ev.Args[2]), link: None, Sent: ev.Args[3], Received: ev.Args[4]})
 	return uint32(len(b.t.Collectives) - 1)
 }
@@ -443,5 +442,25 @@ func shrink[T any](s []T) []T {
 	if cap(s)-len(s) <= len(s)/16 {
 		return s
 	}
-	return slices.Clone(s)
+	return moved(s, len(s))
+}
+
+// room returns s with room for one more element, after done of total
+// events were read (grow.Room), in transparent huge pages (adviseHuge):
+// a message table of tens of megabytes in 4 KiB pages cost more in page
+// faults than the reading that fills it.
+func room[T any](s []T, done, total int) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	return moved(s, grow.Cap(len(s), done, total))
+}
+
+// moved returns a copy of s in a new array of capacity c, in huge pages
+// where it is large enough.
+func moved[T any](s []T, c int) []T {
+	n := make([]T, len(s), c)
+	adviseHuge(n)
+	copy(n, s)
+	return n
 }

@@ -16,10 +16,15 @@ func Room[T any](s []T, done, total int) []T {
 	if len(s) < cap(s) {
 		return s
 	}
-	n := 2 * len(s)
+	return slices.Grow(s, Cap(len(s), done, total)-len(s))
+}
+
+// Cap returns the capacity Room gives a full table of n elements after
+// done of total steps.
+func Cap(n, done, total int) int {
+	c := 2 * n
 	if done >= 1024 && total > done { // a share of the first steps may mislead
-		n = max(n, int(float64(len(s)+1)*float64(total)/float64(done)*17/16))
+		c = max(c, int(float64(n+1)*float64(total)/float64(done)*17/16))
 	}
-	n = max(n, 16)
-	return slices.Grow(s, n-len(s))
+	return max(c, 16)
 }
