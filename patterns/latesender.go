@@ -68,7 +68,7 @@ func registerLateSender(bus *replay.Bus) {
 	})
 	bus.On(replay.FwPostRecv, p.postRecv)
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		if !p.haveMulti || c.Env.Class(c.Trace.Region(c.Index))&replay.ClassWaitMulti == 0 {
+		if !p.haveMulti || c.RegionClass(c.Index)&replay.ClassWaitMulti == 0 {
 			return nil
 		}
 		p.haveMulti = false

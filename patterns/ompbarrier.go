@@ -54,13 +54,13 @@ type ompBarrier struct {
 func registerOmpBarrier(bus *replay.Bus) {
 	p := &ompBarrier{team: localtrace.None}
 	bus.On(replay.FwEnter, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Trace.Region(c.Index))&replay.ClassOmpParallel != 0 {
+		if c.RegionClass(c.Index)&replay.ClassOmpParallel != 0 {
 			p.parallel++
 		}
 		return nil
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		cls := c.Env.Class(c.Trace.Region(c.Index))
+		cls := c.RegionClass(c.Index)
 		if cls&replay.ClassOmpParallel != 0 {
 			p.parallel--
 		}

@@ -43,7 +43,7 @@ func registerOmpManagement(bus *replay.Bus) {
 	p := &ompManagement{bus: bus}
 	var v [2]float64
 	bus.On(replay.FwEnter, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Trace.Region(c.Index))&replay.ClassOmpParallel == 0 {
+		if c.RegionClass(c.Index)&replay.ClassOmpParallel == 0 {
 			return nil
 		}
 		enter := c.Event().Time
@@ -59,7 +59,7 @@ func registerOmpManagement(bus *replay.Bus) {
 		return p.manage(c, enter-out[0], -out[1], true)
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		if c.Env.Class(c.Trace.Region(c.Index))&replay.ClassOmpParallel == 0 {
+		if c.RegionClass(c.Index)&replay.ClassOmpParallel == 0 {
 			return nil
 		}
 		v[0] = replay.NoValue

@@ -167,7 +167,7 @@ func RegisterReduction(bus *replay.Bus, spec *Reduce) *Reduction {
 		return nil
 	})
 	bus.On(ReduceLeave, func(c *replay.Ctx) error {
-		if cls := c.Env.Class(c.Trace.Region(c.Index)); cls&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if cls := c.RegionClass(c.Index); cls&(replay.ClassInit|replay.ClassFinalize) == 0 {
 			if cls&replay.ClassMPI != 0 && r.mayWait(c, c.Index) {
 				r.rendezvousEnd(c.Index)
 			}
@@ -297,7 +297,7 @@ func (r *reducer) mayWait(c *replay.Ctx, j int) bool {
 		l := r.t.Link(j)
 		return l != localtrace.None && r.t.Events[l].Kind == localtrace.KindIsend && r.big(int(l))
 	case localtrace.KindLeave:
-		cls := c.Env.Class(r.t.Region(j))
+		cls := c.RegionClass(j)
 		if cls&(replay.ClassInit|replay.ClassFinalize) != 0 {
 			return true
 		}
@@ -576,7 +576,7 @@ func (r *reducer) finish(c *replay.Ctx) {
 		switch e.Kind {
 		case localtrace.KindEnter:
 			stack = append(stack, i)
-			if kept(i) || pinned[i] || c.Env.Class(t.Region(i))&(replay.ClassInit|replay.ClassFinalize) != 0 {
+			if kept(i) || pinned[i] || c.RegionClass(i)&(replay.ClassInit|replay.ClassFinalize) != 0 {
 				content[i] = true
 			}
 		case localtrace.KindLeave:

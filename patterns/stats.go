@@ -187,7 +187,7 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		if cls := c.Env.Class(c.Trace.Region(c.Index)); cls&replay.ClassOmpBarrier != 0 {
+		if cls := c.RegionClass(c.Index); cls&replay.ClassOmpBarrier != 0 {
 			s.bound(barrierMetric(cls), region(c))
 		}
 		return nil

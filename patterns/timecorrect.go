@@ -178,7 +178,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	})
 	bus.On(ClcFwdLeave, func(c *replay.Ctx) error {
 		k.begin(c)
-		if c.Env.Class(c.Trace.Region(c.Index))&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if c.RegionClass(c.Index)&(replay.ClassInit|replay.ClassFinalize) == 0 {
 			return nil
 		}
 		k.upTo(c.Index)

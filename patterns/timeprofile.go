@@ -257,7 +257,7 @@ func (tp *TimeProfile) timeline(c *replay.Ctx) {
 		}
 		prev = e.Time
 		if e.Kind == localtrace.KindEnter {
-			stack = append(stack, activityOf(c.Env.Class(c.Trace.Region(i))))
+			stack = append(stack, activityOf(c.RegionClass(i)))
 		} else if len(stack) > 0 {
 			stack = stack[:len(stack)-1]
 		}

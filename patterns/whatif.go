@@ -337,7 +337,7 @@ func RegisterWhatIf(bus *replay.Bus, w *WhatIf) *Prediction {
 		if _, ok := p.sync[c.Index]; ok {
 			return p.sendDone(c)
 		}
-		if c.Env.Class(c.Trace.Region(c.Index))&(replay.ClassInit|replay.ClassFinalize) == 0 {
+		if c.RegionClass(c.Index)&(replay.ClassInit|replay.ClassFinalize) == 0 {
 			return nil
 		}
 		p.upTo(c.Index)

@@ -73,13 +73,15 @@ func (c *Ctx) EnterTime(i int) float64 { return c.Trace.Events[c.Trace.EnterOf(i
 // LeaveTime returns the time of the Leave of event i's region.
 func (c *Ctx) LeaveTime(i int) float64 { return c.Trace.Events[c.Trace.LeaveOf(i)].Time }
 
-// RegionClass returns the classes of event i's region.
+// RegionClass returns the classes of event i's region: an Enter's or
+// Leave's own, the enclosing region's for any other event, 0 outside
+// every region.
 func (c *Ctx) RegionClass(i int) RegionClass {
-	en := c.Trace.EnterOf(i)
-	if en == localtrace.None {
+	cp := c.Trace.Callpath(i)
+	if cp == localtrace.None {
 		return 0
 	}
-	return c.Env.Class(c.Trace.Region(int(en)))
+	return c.Env.Class(c.Trace.Callpaths[cp].Region)
 }
 
 // Add adds v to metric m at local call path cp of this location.

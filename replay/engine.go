@@ -201,7 +201,7 @@ func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
 // MPI_Init and MPI_Finalize, the world-wide time exchange; then topic.
 func (r *Replayer) leave(i int, topic Topic) error {
 	c := &r.ctx
-	cls := r.Loc.env.Class(r.Loc.Trace.Region(i))
+	cls := c.RegionClass(i)
 	switch {
 	case cls&ClassInit != 0 && !r.initDone:
 		r.initDone = true
