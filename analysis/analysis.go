@@ -433,8 +433,10 @@ func (s *session) loadInProcess(ctx context.Context) ([]*located, error) {
 
 // releaseTraces returns the memory of the events to the operating system
 // once the replay is over (the replay drops every location's trace): the
-// garbage collector would keep it for the combining that follows, which
-// needs little, and peak memory would be the events plus what combining
+// collection it forces finds the traces unreachable, whose cleanups unmap
+// their tables (localtrace keeps them off the heap), and it gives back
+// the heap the passes used, which the collector would keep for the
+// combining that follows; peak memory would be both plus what combining
 // allocates.
 func releaseTraces() { debug.FreeOSMemory() }
 

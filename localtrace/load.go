@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"scout/internal/grow"
+	"scout/internal/offheap"
 	"scout/localtrace/otf2"
 )
 
@@ -57,7 +58,7 @@ func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, 
 	b := newBuilder(defs, loc, numEvents)
 	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
 		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],
-			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0]}
+			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages}
 		b.t = reuse
 	}
 	b.alloc(numEvents)
@@ -119,9 +120,14 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 
 func (b *builder) alloc(numEvents uint64) {
 	if b.t.Events == nil {
-		b.t.Events = make([]Event, 0, numEvents)
-		adviseHuge(b.t.Events)
+		b.t.Events = moved(b.t.mem(), []Event(nil), int(numEvents))
 	}
+}
+
+// push appends e to the events.
+func (b *builder) push(e Event) {
+	t := b.t
+	t.Events = append(room(t.mem(), t.Events, len(t.Events), cap(t.Events)), e)
 }
 
 func (b *builder) seconds(ticks uint64) float64 {
@@ -216,7 +222,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		case otf2.EvMpiIrecv:
 			link = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
-		t.Messages = room(t.Messages, len(t.Events), cap(t.Events))
+		t.Messages = room(t.mem(), t.Messages, len(t.Events), cap(t.Events))
 		t.addMessage(m, ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
@@ -298,7 +304,7 @@ func (b *builder) add(ev *otf2.Event) error {
 		}
 		t.Skipped[ev.Type]++
 	}
-	t.Events = append(t.Events, e)
+	b.push(e)
 	t.setNear(int(idx), b.top())
 	switch e.Kind {
 	case KindIsend, KindIrecv, KindCollEnd, KindNbcComplete, KindIsendComplete, KindRequestTest, KindRequestCancelled:
@@ -308,7 +314,7 @@ func (b *builder) add(ev *otf2.Event) error {
 }
 
 func (b *builder) collective(ev *otf2.Event) uint32 {
-	b.t.Collectives = append(room(b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
+	b.t.Collectives = append(room(b.t.mem(), b.t.Collectives, len(b.t.Events), cap(b.t.Events)), Collective{Op: uint8(ev.Args[0]), Comm: uint32(ev.Args[1]),
 		Root: uint32(ev.Args[2]), link: None, Sent: ev.Args[3], Received: ev.Args[4]})
 	return uint32(len(b.t.Collectives) - 1)
 }
@@ -347,7 +353,7 @@ func (b *builder) enter(time float64, region uint32) error {
 		parent = b.t.Events[b.stack[n-1]].Arg
 	}
 	b.stack = append(b.stack, uint32(len(b.t.Events)))
-	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindEnter, Arg: b.callpath(parent, region)})
+	b.push(Event{Time: time, Kind: KindEnter, Arg: b.callpath(parent, region)})
 	return nil
 }
 
@@ -364,7 +370,7 @@ func (b *builder) leave(time float64, region uint32) error {
 	}
 	idx := len(b.t.Events)
 	b.stack = b.stack[:n-1]
-	b.t.Events = append(b.t.Events, Event{Time: time, Kind: KindLeave, Arg: en.Arg})
+	b.push(Event{Time: time, Kind: KindLeave, Arg: en.Arg})
 	b.t.setNear(int(top), uint32(idx))
 	b.t.setNear(idx, top)
 	return nil
@@ -372,10 +378,11 @@ func (b *builder) leave(time float64, region uint32) error {
 
 func (b *builder) finish() error {
 	t := b.t
-	t.Messages = shrink(t.Messages)
-	t.Collectives = shrink(t.Collectives)
-	t.Callpaths = shrink(t.Callpaths)
-	t.Events = shrink(t.Events)
+	p := t.mem()
+	t.Messages = shrink(p, t.Messages)
+	t.Collectives = shrink(p, t.Collectives)
+	t.Callpaths = shrink(p, t.Callpaths)
+	t.Events = shrink(p, t.Events)
 	if len(b.stack) > 0 {
 		en := b.t.Events[b.top()]
 		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
@@ -436,31 +443,57 @@ func (b *builder) programRegion(name uint32) (uint32, error) {
 	return r, nil
 }
 
-// shrink returns s in an array of about its length when append left much
-// unused capacity, so a loaded trace holds no slack.
-func shrink[T any](s []T) []T {
+// mapTables puts large tables in mappings of their own (false in tests:
+// all on the heap).
+var mapTables = true
+
+// shrink returns s without unused capacity: a mapping of its own is
+// trimmed, an array on the heap is moved to one of about its length when
+// append left much unused capacity, so a loaded trace holds no slack.
+func shrink[T any](p *offheap.Pages, s []T) []T {
+	if offheap.Owns(p, s) {
+		return offheap.Trim(p, s)
+	}
 	if cap(s)-len(s) <= len(s)/16 {
 		return s
 	}
-	return moved(s, len(s))
+	return moved(p, s, len(s))
 }
 
 // room returns s with room for one more element, after done of total
-// events were read (grow.Room), in transparent huge pages (adviseHuge):
-// a message table of tens of megabytes in 4 KiB pages cost more in page
-// faults than the reading that fills it.
-func room[T any](s []T, done, total int) []T {
+// events were read. The first room of a table of elements that some of
+// the events add (messages, collectives) is a mapping of its own for
+// one per event (offheap: capacity costs memory only where it is
+// written, and shrink gives the rest back), so it is never copied; on
+// the heap, or when the count of events was unknown or wrong, a full
+// table grows to what grow.Room predicts.
+func room[T any](p *offheap.Pages, s []T, done, total int) []T {
 	if len(s) < cap(s) {
 		return s
 	}
-	return moved(s, grow.Cap(len(s), done, total))
+	if cap(s) == 0 && total > 0 && mapTables {
+		if n := offheap.Make[T](p, total); n != nil {
+			return n
+		}
+	}
+	return moved(p, s, grow.Cap(len(s), done, total))
 }
 
-// moved returns a copy of s in a new array of capacity c, in huge pages
-// where it is large enough.
-func moved[T any](s []T, c int) []T {
-	n := make([]T, len(s), c)
-	adviseHuge(n)
-	copy(n, s)
+// moved returns s in a new array of capacity c (a mapping of its own
+// where it is large enough, else on the heap in transparent huge pages
+// where it is large enough: a table of tens of megabytes in 4 KiB pages
+// cost more in page faults than the reading that fills it), and unmaps
+// s's array if it was a mapping.
+func moved[T any](p *offheap.Pages, s []T, c int) []T {
+	var n []T
+	if mapTables {
+		n = offheap.Make[T](p, c)
+	}
+	if n == nil {
+		n = make([]T, 0, c)
+		adviseHuge(n)
+	}
+	n = append(n, s...)
+	offheap.Release(p, s)
 	return n
 }

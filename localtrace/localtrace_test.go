@@ -5,11 +5,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
+	"scout/internal/offheap"
 	"scout/internal/tracetest"
 	"scout/localtrace/otf2"
 )
@@ -297,6 +301,81 @@ func TestFarDistances(t *testing.T) {
 				if diff := cmp.Diff(navigation(tc), navigation(far)); diff != "" {
 					t.Fatalf("location %d: navigation (-near +far):\n%s", l.Self, diff)
 				}
+			}
+		})
+	}
+}
+
+// TestTablesOffHeap: a large trace's tables are mappings of their own
+// (internal/offheap) holding what the heap would hold, trimmed to their
+// length also when the count of events in the definitions was too
+// small, and unmapped once the trace is unreachable.
+func TestTablesOffHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mappings of their own only on Linux")
+	}
+	data, n := synthStream(300_000, 1<<20)
+	_, d := open(t, bundled("ps_late_sender"))
+	decode := func(numEvents int) *Trace {
+		t.Helper()
+		r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc, err := Decode(r, d, 0, uint64(numEvents))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tc
+	}
+	mapTables = false
+	heap := decode(n)
+	mapTables = true
+	same := func(a, b *Trace) string {
+		switch {
+		case !slices.Equal(a.Events, b.Events):
+			return "events"
+		case !slices.Equal(a.Messages, b.Messages):
+			return "messages"
+		case !slices.Equal(a.Collectives, b.Collectives):
+			return "collectives"
+		case !slices.Equal(a.Callpaths, b.Callpaths):
+			return "call paths"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name      string
+		numEvents int
+	}{{"count known", n}, {"count too small", n / 5}, {"count unknown", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mapped := decode(tc.numEvents)
+			if diff := same(heap, mapped); diff != "" {
+				t.Fatalf("%s differ from the heap's", diff)
+			}
+			if len(mapped.Messages) == 0 {
+				t.Fatal("no messages")
+			}
+			p := mapped.pages
+			if !offheap.Owns(p, mapped.Events) {
+				t.Fatal("events not mapped")
+			}
+			want := len(mapped.Events) * int(unsafe.Sizeof(Event{}))
+			if offheap.Owns(p, mapped.Messages) {
+				want += len(mapped.Messages) * int(unsafe.Sizeof(Message{}))
+			} else if tc.numEvents > 0 {
+				t.Error("messages not mapped") // reserved for one per event
+			}
+			if got := p.Bytes(); got < want || got > want+2*4096 {
+				t.Errorf("%d bytes mapped for %d bytes of tables", got, want)
+			}
+			// mapped is unreachable from here on
+			for deadline := time.Now().Add(20 * time.Second); p.Bytes() != 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d bytes still mapped after the trace became unreachable", p.Bytes())
+				}
+				runtime.GC()
+				time.Sleep(time.Millisecond)
 			}
 		})
 	}

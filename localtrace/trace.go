@@ -1,6 +1,11 @@
 package localtrace
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+
+	"scout/internal/offheap"
+)
 
 // Trace is the in-memory event trace of one location.
 type Trace struct {
@@ -19,6 +24,20 @@ type Trace struct {
 	Callpaths []Callpath
 	// Skipped counts events of kinds the analysis ignores, by OTF2 type.
 	Skipped map[uint8]uint64
+	// pages holds the large tables (Events, Messages, Collectives) of a
+	// loaded trace outside the Go heap; they are unmapped when the
+	// Trace becomes unreachable, so no slice of them may outlive it.
+	pages *offheap.Pages
+}
+
+// mem returns the mappings of t's tables, made (with the cleanup that
+// unmaps them once t is unreachable) on first use.
+func (t *Trace) mem() *offheap.Pages {
+	if t.pages == nil {
+		t.pages = new(offheap.Pages)
+		runtime.AddCleanup(t, (*offheap.Pages).Free, t.pages)
+	}
+	return t.pages
 }
 
 // Region returns the region of Enter or Leave event i.
