@@ -252,21 +252,15 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 		basis.Merge(o)
 	}
 	colls := combine.CollParts(srcs)
+	for _, src := range srcs {
+		src.Colls = nil // in colls now
+	}
 	if procs > 1 {
-		out := make([][]combine.CollPart, procs)
-		for i := range colls {
-			o := combine.CollOwner(&colls[i], procs)
-			out[o] = append(out[o], colls[i])
+		mine, err := combine.SplitCollParts(colls, procs, me, func(proc int, b []byte) error { return w.Send(proc, statsTag, b) })
+		if err != nil {
+			return nil, err
 		}
-		for proc := range procs {
-			if proc == me {
-				continue
-			}
-			if err := w.Send(proc, statsTag, combine.AppendCollParts(nil, out[proc])); err != nil {
-				return nil, err
-			}
-		}
-		lists := [][]combine.CollPart{out[me]}
+		lists := [][]combine.CollPart{mine}
 		for proc := range procs {
 			if proc == me {
 				continue

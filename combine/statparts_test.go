@@ -110,20 +110,17 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 		basis.Merge(NewStatBasis(b))
 	}
 	owned := make([][][]CollPart, procs) // by owner, lists from each process
-	for _, b := range blocks {
-		out := make([][]CollPart, procs)
-		for _, c := range CollParts(b) {
-			o := CollOwner(&c, procs)
-			out[o] = append(out[o], c)
-		}
-		for o := range out {
+	for me, b := range blocks {
+		mine, err := SplitCollParts(CollParts(b), procs, me, func(o int, b []byte) error {
 			// over the wire, as between processes
-			parts, err := DecodeCollParts(AppendCollParts(nil, out[o]))
-			if err != nil {
-				panic(err)
-			}
+			parts, err := DecodeCollParts(b)
 			owned[o] = append(owned[o], parts)
+			return err
+		})
+		if err != nil {
+			panic(err)
 		}
+		owned[me] = append(owned[me], mine)
 	}
 	all := newStatPart()
 	for p := len(blocks) - 1; p >= 0; p-- {
