@@ -127,7 +127,10 @@ func (b *builder) alloc(numEvents uint64) {
 // push appends e to the events.
 func (b *builder) push(e Event) {
 	t := b.t
-	t.Events = append(room(t.mem(), t.Events, len(t.Events), cap(t.Events)), e)
+	if len(t.Events) == cap(t.Events) {
+		t.Events = room(t.mem(), t.Events, len(t.Events), cap(t.Events))
+	}
+	t.Events = append(t.Events, e)
 }
 
 func (b *builder) seconds(ticks uint64) float64 {
