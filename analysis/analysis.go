@@ -259,7 +259,7 @@ func (s *session) noMPI(l *located) error {
 		}
 		if mpi {
 			return fmt.Errorf("rank %d: thread %d (location %d) calls MPI (event %d, %v at %.9f s): scout analyzes the MPI calls of master threads only (MPI_THREAD_FUNNELED)",
-				l.rank, l.thread, l.loc, i, e.Kind, e.Time)
+				l.rank, l.thread, l.loc, i, e.Kind, l.trace.Time(i))
 		}
 	}
 	return nil

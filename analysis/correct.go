@@ -120,7 +120,7 @@ func (s *session) newRetimedArchive(dir string, ls []*located, creator string, s
 	end := float64(s.defs.Clock.TraceLength) / float64(s.defs.Clock.TimerResolution)
 	for _, l := range ls {
 		if l.trace != nil && len(l.trace.Events) > 0 {
-			end = max(end, l.trace.Events[len(l.trace.Events)-1].Time)
+			end = max(end, l.trace.Time(len(l.trace.Events)-1))
 		}
 	}
 	end *= max(stretch, 1)
@@ -209,7 +209,7 @@ func (c *retimedArchive) copyEvents(r *otf2.EventReader, ew *otf2.EventWriter, t
 		if drop != nil && drop[i] {
 			continue
 		}
-		sec := t.Events[i].Time
+		sec := t.Time(i)
 		tick := uint64(0)
 		if sec > 0 {
 			v := math.Round(sec * res)

@@ -33,6 +33,13 @@ func BenchmarkLoadBundled(b *testing.B) {
 // stream: nested Enter/Leave pairs with a point-to-point message every
 // tenth region, one timestamp per event.
 func synthStream(n int, chunk int) ([]byte, int) {
+	data, n, _ := synthStreamTicks(n, chunk, func(int) uint64 { return 17 })
+	return data, n
+}
+
+// synthStreamTicks is synthStream with step(i) ticks before event i
+// (after the first); it returns the events' timestamps too.
+func synthStreamTicks(n int, chunk int, step func(i int) uint64) ([]byte, int, []uint64) {
 	var out bytes.Buffer
 	var c []byte
 	newChunk := func() {
@@ -45,6 +52,7 @@ func synthStream(n int, chunk int) ([]byte, int) {
 	}
 	newChunk()
 	t := uint64(1000)
+	var ticks []uint64
 	depth := 0
 	for i := 0; i < n; {
 		var rec []byte
@@ -66,8 +74,9 @@ func synthStream(n int, chunk int) ([]byte, int) {
 			newChunk()
 		}
 		c = append(c, rec...)
-		t += 17
+		ticks = append(ticks, t)
 		i++
+		t += step(i)
 	}
 	for depth > 0 {
 		depth--
@@ -75,10 +84,11 @@ func synthStream(n int, chunk int) ([]byte, int) {
 		c = append(c, 0x05)
 		c = binary.LittleEndian.AppendUint64(c, t)
 		c = append(c, otf2.EvLeave, 1, byte(3+depth))
+		ticks = append(ticks, t)
 	}
 	c = append(c, 0x02)
 	out.Write(c)
-	return out.Bytes(), n
+	return out.Bytes(), n, ticks
 }
 
 // BenchmarkDecodeSynthetic decodes an in-memory stream of 10 M events

@@ -63,7 +63,9 @@ func (k Kind) String() string {
 // None marks an absent event, message, collective or call-path index.
 const None uint32 = math.MaxUint32
 
-// Event is one event of a location, in 16 bytes. Arg means, by kind:
+// Event is one event of a location, in 12 bytes. Its time is
+// Trace.Time: a delta in ticks from its block's first event. Arg means,
+// by kind:
 //
 //	Enter, Leave: the call path (index into Trace.Callpaths)
 //	Send, Recv, Isend, Irecv: index into Trace.Messages
@@ -85,7 +87,10 @@ const None uint32 = math.MaxUint32
 // RequestCancelled → request, NbcRequest ↔ NbcComplete, CollBegin ↔
 // CollEnd) are kept as distances in the event, or in the side tables.
 type Event struct {
-	Time float64 // seconds since the trace's global time offset
+	// dt is the event's timestamp in ticks after the first event of its
+	// block of 2^blockShift events (Trace.bases); wideDT marks one kept
+	// in Trace.wide
+	dt   uint32
 	Kind Kind
 	// near is the distance to the matching event of an Enter or Leave,
 	// to the enclosing Enter of any other event (0: none), in 24 bits;

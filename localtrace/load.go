@@ -58,7 +58,8 @@ func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, 
 	b := newBuilder(defs, loc, numEvents)
 	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
 		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],
-			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages}
+			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages,
+			bases: reuse.bases[:0], offset: b.t.offset, res: b.t.res}
 		b.t = reuse
 	}
 	b.alloc(numEvents)
@@ -94,7 +95,6 @@ type builder struct {
 	offset  uint64  // global time offset in ticks
 	res     float64 // ticks per second
 	lastTck uint64
-	lastSec float64
 	stack   []uint32 // indices of open Enter events
 	kids    [][]uint32
 	roots   []uint32
@@ -108,13 +108,12 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 		numEvents = 0 // implausible: let append grow it
 	}
 	b := &builder{
-		t:       &Trace{Location: loc},
+		t:       &Trace{Location: loc, offset: defs.Clock.GlobalOffset, res: float64(defs.Clock.TimerResolution)},
 		defs:    defs,
 		offset:  defs.Clock.GlobalOffset,
 		res:     float64(defs.Clock.TimerResolution),
 		pending: make(map[reqKey]uint32),
 	}
-	b.lastSec = b.seconds(0)
 	return b
 }
 
@@ -124,13 +123,14 @@ func (b *builder) alloc(numEvents uint64) {
 	}
 }
 
-// push appends e to the events.
+// push appends e, at the current event's time, to the events.
 func (b *builder) push(e Event) {
 	t := b.t
 	if len(t.Events) == cap(t.Events) {
 		t.Events = room(t.mem(), t.Events, len(t.Events), cap(t.Events))
 	}
 	t.Events = append(t.Events, e)
+	t.setTicks(len(t.Events)-1, b.lastTck)
 }
 
 func (b *builder) seconds(ticks uint64) float64 {
@@ -189,19 +189,19 @@ func (b *builder) top() uint32 {
 func (b *builder) add(ev *otf2.Event) error {
 	if ev.Time != b.lastTck {
 		if ev.Time < b.lastTck {
-			return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", b.seconds(ev.Time), b.lastSec)
+			return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", b.seconds(ev.Time), b.seconds(b.lastTck))
 		}
-		b.lastTck, b.lastSec = ev.Time, b.seconds(ev.Time)
+		b.lastTck = ev.Time
 	}
 	switch ev.Type {
 	case otf2.EvEnter:
-		return b.enter(b.lastSec, uint32(ev.Args[0]))
+		return b.enter(uint32(ev.Args[0]))
 	case otf2.EvLeave:
-		return b.leave(b.lastSec, uint32(ev.Args[0]))
+		return b.leave(uint32(ev.Args[0]))
 	}
 	t := b.t
 	idx := uint32(len(t.Events))
-	e := Event{Time: b.lastSec, Arg: None}
+	e := Event{Arg: None}
 	link := None // the linked event, for a kind with a link
 	switch ev.Type {
 	case otf2.EvProgramBegin:
@@ -209,12 +209,12 @@ func (b *builder) add(ev *otf2.Event) error {
 		if err != nil {
 			return err
 		}
-		return b.enter(e.Time, r)
+		return b.enter(r)
 	case otf2.EvProgramEnd:
 		if len(b.stack) == 0 {
 			return errors.New("ProgramEnd without ProgramBegin")
 		}
-		return b.leave(e.Time, t.Region(int(b.top())))
+		return b.leave(t.Region(int(b.top())))
 	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
 		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
 		e.Arg = uint32(len(t.Messages))
@@ -350,17 +350,17 @@ func (b *builder) lookup(id uint64) uint32 {
 	return None
 }
 
-func (b *builder) enter(time float64, region uint32) error {
+func (b *builder) enter(region uint32) error {
 	parent := None
 	if n := len(b.stack); n > 0 {
 		parent = b.t.Events[b.stack[n-1]].Arg
 	}
 	b.stack = append(b.stack, uint32(len(b.t.Events)))
-	b.push(Event{Time: time, Kind: KindEnter, Arg: b.callpath(parent, region)})
+	b.push(Event{Kind: KindEnter, Arg: b.callpath(parent, region)})
 	return nil
 }
 
-func (b *builder) leave(time float64, region uint32) error {
+func (b *builder) leave(region uint32) error {
 	n := len(b.stack)
 	if n == 0 {
 		return fmt.Errorf("leave of region %s without a matching Enter", b.regionName(region))
@@ -369,11 +369,11 @@ func (b *builder) leave(time float64, region uint32) error {
 	en := &b.t.Events[top]
 	if r := b.t.Region(int(top)); r != region {
 		return fmt.Errorf("leave of region %s, but the innermost open region is %s (entered at %.9f s)",
-			b.regionName(region), b.regionName(r), en.Time)
+			b.regionName(region), b.regionName(r), b.t.Time(int(top)))
 	}
 	idx := len(b.t.Events)
 	b.stack = b.stack[:n-1]
-	b.push(Event{Time: time, Kind: KindLeave, Arg: en.Arg})
+	b.push(Event{Kind: KindLeave, Arg: en.Arg})
 	b.t.setNear(int(top), uint32(idx))
 	b.t.setNear(idx, top)
 	return nil
@@ -387,9 +387,8 @@ func (b *builder) finish() error {
 	t.Callpaths = shrink(p, t.Callpaths)
 	t.Events = shrink(p, t.Events)
 	if len(b.stack) > 0 {
-		en := b.t.Events[b.top()]
 		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
-			b.regionName(b.t.Region(int(b.top()))), en.Time, len(b.stack))
+			b.regionName(b.t.Region(int(b.top()))), b.t.Time(int(b.top())), len(b.stack))
 	}
 	return nil
 }

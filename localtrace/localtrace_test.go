@@ -85,7 +85,7 @@ func checkInvariants(t *testing.T, tc *Trace) {
 				t.Fatalf("event %d (%v): enclosing Enter %d does not enclose it", i, e.Kind, en)
 			}
 		}
-		if i > 0 && e.Time < tc.Events[i-1].Time {
+		if i > 0 && tc.Time(i) < tc.Time(i-1) {
 			t.Fatalf("event %d: time goes back", i)
 		}
 	}
@@ -257,8 +257,8 @@ func TestMessageBytes(t *testing.T) {
 	if n := unsafe.Sizeof(Message{}); n != 20 {
 		t.Errorf("a message takes %d bytes, want 20", n)
 	}
-	if n := unsafe.Sizeof(Event{}); n != 16 {
-		t.Errorf("an event takes %d bytes, want 16", n)
+	if n := unsafe.Sizeof(Event{}); n != 12 {
+		t.Errorf("an event takes %d bytes, want 12", n)
 	}
 }
 
@@ -376,6 +376,70 @@ func TestTablesOffHeap(t *testing.T) {
 				}
 				runtime.GC()
 				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestTimes: an event's time is its recorded timestamp converted as the
+// loader converts it, whether its ticks fit in the event's 32 bits
+// after its block's base or not; Times makes them changeable without
+// losing the recorded ones.
+func TestTimes(t *testing.T) {
+	_, d := open(t, bundled("ps_late_sender"))
+	seconds := func(tk uint64) float64 {
+		return float64(int64(tk-d.Clock.GlobalOffset)) / float64(d.Clock.TimerResolution)
+	}
+	tests := []struct {
+		name string
+		step func(i int) uint64
+		wide bool
+	}{
+		{"steady", func(int) uint64 { return 17 }, false},
+		{"gaps beyond 32 bits", func(i int) uint64 {
+			if i%300 == 0 {
+				return 5_000_000_000
+			}
+			return 3
+		}, true},
+		{"every step beyond 32 bits", func(int) uint64 { return 1 << 33 }, true},
+		{"equal times", func(int) uint64 { return 0 }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, n, ticks := synthStreamTicks(5000, 1<<16, tc.step)
+			r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<16, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := Decode(r, d, 0, uint64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Events) != len(ticks) {
+				t.Fatalf("%d events, want %d", len(tr.Events), len(ticks))
+			}
+			for i, tk := range ticks {
+				if got, want := tr.Time(i), seconds(tk); got != want {
+					t.Fatalf("event %d: time %v, want %v", i, got, want)
+				}
+			}
+			if (len(tr.wide) > 0) != tc.wide {
+				t.Errorf("%d events with wide ticks, want some: %v", len(tr.wide), tc.wide)
+			}
+			ts := tr.Times()
+			ts[7] += 1
+			for i, tk := range ticks {
+				want := seconds(tk)
+				if got := tr.RecordedTime(i); got != want {
+					t.Fatalf("event %d: recorded time %v after Times, want %v", i, got, want)
+				}
+				if i == 7 {
+					want++
+				}
+				if got := tr.Time(i); got != want {
+					t.Fatalf("event %d: time %v after Times, want %v", i, got, want)
+				}
 			}
 		})
 	}

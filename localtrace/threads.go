@@ -25,7 +25,7 @@ func AdoptThread(w, m *Trace) error {
 	var forks []fork
 	for i := range m.Events {
 		if m.Events[i].Kind == KindFork {
-			forks = append(forks, fork{m.Events[i].Time, m.Callpath(i)})
+			forks = append(forks, fork{m.Time(i), m.Callpath(i)})
 		}
 	}
 	if len(forks) == 0 {
@@ -86,7 +86,7 @@ func AdoptThread(w, m *Trace) error {
 			case inTeam:
 				parent = team
 			default:
-				parent = forkOf(e.Time)
+				parent = forkOf(w.Time(i))
 			}
 			e.Arg = child(parent, w.Callpaths[e.Arg].Region) // w.Callpaths is still the old tree
 			stack = append(stack, e.Arg)
@@ -98,7 +98,7 @@ func AdoptThread(w, m *Trace) error {
 			stack = stack[:len(stack)-1]
 		case KindTeamBegin:
 			if len(stack) == 0 {
-				inTeam, team = true, forkOf(e.Time)
+				inTeam, team = true, forkOf(w.Time(i))
 			}
 		case KindTeamEnd:
 			if len(stack) == 0 {

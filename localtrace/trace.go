@@ -1,6 +1,7 @@
 package localtrace
 
 import (
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -24,6 +25,16 @@ type Trace struct {
 	Callpaths []Callpath
 	// Skipped counts events of kinds the analysis ignores, by OTF2 type.
 	Skipped map[uint8]uint64
+	// The events' times (Time): bases holds the timestamp in ticks of
+	// every 2^blockShift-th event, an event the ticks after it (Event.dt)
+	// or, when they do not fit in 32 bits, in wide, by event index;
+	// offset and res convert ticks to seconds as the loader did. times,
+	// once made (Times), holds every event's time in seconds instead.
+	bases  []uint64
+	wide   map[uint32]uint64
+	offset uint64
+	res    float64
+	times  []float64
 	// pages holds the large tables (Events, Messages, Collectives) of a
 	// loaded trace outside the Go heap; they are unmapped when the
 	// Trace becomes unreachable, so no slice of them may outlive it.
@@ -38,6 +49,75 @@ func (t *Trace) mem() *offheap.Pages {
 		runtime.AddCleanup(t, (*offheap.Pages).Free, t.pages)
 	}
 	return t.pages
+}
+
+// blockShift sets the events per time base (Trace.bases): 256, so the
+// bases take 1/32 byte per event, and an event's ticks fit in Event.dt
+// unless its block spans more than 2^32 ticks (1.4 s at a 3 GHz
+// timer), which only sparse traces do.
+const blockShift = 8
+
+// wideDT marks an Event.dt whose ticks are in Trace.wide.
+const wideDT = math.MaxUint32
+
+// Time returns the time of event i in seconds since the trace's global
+// time offset.
+func (t *Trace) Time(i int) float64 {
+	if t.times != nil {
+		return t.times[i]
+	}
+	return t.RecordedTime(i)
+}
+
+// RecordedTime returns the time of event i as the trace recorded it,
+// whatever Times changed since.
+func (t *Trace) RecordedTime(i int) float64 {
+	d := t.Events[i].dt
+	tk := t.bases[i>>blockShift] + uint64(d)
+	if d == wideDT {
+		tk = t.wide[uint32(i)]
+	}
+	return float64(int64(tk-t.offset)) / t.res
+}
+
+// Times returns the times of all events in seconds, for a pass that
+// changes them (timestamp correction, prediction): from then on Time
+// returns what the slice holds. It takes 8 bytes per event, made at the
+// first call.
+func (t *Trace) Times() []float64 {
+	if t.times == nil {
+		ts := make([]float64, len(t.Events))
+		for i := range ts {
+			ts[i] = t.RecordedTime(i)
+		}
+		t.times = ts
+	}
+	return t.times
+}
+
+// setTicks keeps ticks as the timestamp of event i, the last one (the
+// events' ticks do not decrease).
+func (t *Trace) setTicks(i int, ticks uint64) {
+	if i&(1<<blockShift-1) == 0 {
+		t.bases = append(t.bases, ticks)
+	}
+	d := ticks - t.bases[i>>blockShift]
+	if d >= wideDT {
+		if t.wide == nil {
+			t.wide = make(map[uint32]uint64)
+		}
+		t.wide[uint32(i)] = ticks
+		d = wideDT
+	}
+	t.Events[i].dt = uint32(d)
+}
+
+// Append appends event e at time (seconds) to a trace built in memory
+// (tests): such a trace keeps its times in seconds (Times).
+func (t *Trace) Append(e Event, time float64) {
+	t.Times()
+	t.Events = append(t.Events, e)
+	t.times = append(t.times, time)
 }
 
 // Region returns the region of Enter or Leave event i.
@@ -192,7 +272,7 @@ func (t *Trace) Bytes() int {
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
 		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +
 		cap(t.Locks)*int(unsafe.Sizeof(Lock{})) +
-		len(t.far)*16
+		len(t.far)*16 + cap(t.bases)*8 + len(t.wide)*16 + cap(t.times)*8
 	for _, m := range t.Metrics {
 		n += 8 * cap(m.Values)
 	}

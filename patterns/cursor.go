@@ -27,7 +27,7 @@ type mark struct {
 func (c *cursor) place(t *localtrace.Trace) {
 	c.t, c.cp, c.coll = t, localtrace.None, mark{i: -1}
 	if len(t.Events) > 0 {
-		c.prevT = t.Events[0].Time
+		c.prevT = t.Time(0)
 	}
 }
 
@@ -36,11 +36,12 @@ func (c *cursor) place(t *localtrace.Trace) {
 // else 0.
 func (c *cursor) step(j int) int {
 	e := &c.t.Events[j]
-	c.prevT, c.next = e.Time, j+1
+	tj := c.t.Time(j)
+	c.prevT, c.next = tj, j+1
 	switch e.Kind {
 	case localtrace.KindEnter:
 		c.cp = e.Arg
-		c.open = append(c.open, mark{j, e.Time})
+		c.open = append(c.open, mark{j, tj})
 		return 1
 	case localtrace.KindLeave:
 		c.cp = c.t.Callpaths[e.Arg].Parent
@@ -49,7 +50,7 @@ func (c *cursor) step(j int) int {
 			return -1
 		}
 	case localtrace.KindCollBegin:
-		c.coll = mark{j, e.Time}
+		c.coll = mark{j, tj}
 	}
 	return 0
 }

@@ -78,7 +78,7 @@ func registerLateReceiver(bus *replay.Bus) {
 		if l := c.Trace.Link(i); c.Event().Kind == localtrace.KindIrecv && l != localtrace.None {
 			req = int(l) // the MPI_Irecv call posted the receive
 		}
-		replay.Put(c, RecvTime, c.Event().Time)
+		replay.Put(c, RecvTime, c.Time())
 		replay.Put(c, RecvEnter, c.EnterTime(req))
 		replay.Put(c, RecvReqLeave, c.LeaveTime(req))
 		return nil

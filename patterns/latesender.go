@@ -61,7 +61,7 @@ var SendLeave = replay.NewField("send leave", replay.Float64Codec)
 func registerLateSender(bus *replay.Bus) {
 	p := &lateSender{}
 	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
-		replay.Put(c, SendEvent, replay.EventRef{Time: c.Event().Time, Bytes: c.Trace.MessageBytes(c.Index)})
+		replay.Put(c, SendEvent, replay.EventRef{Time: c.Time(), Bytes: c.Trace.MessageBytes(c.Index)})
 		replay.Put(c, SendEnter, c.EnterTime(c.Index))
 		replay.Put(c, SendLeave, c.LeaveTime(c.Index))
 		return nil

@@ -84,7 +84,7 @@ func registerOmpBarrier(bus *replay.Bus) {
 		}
 		// published also without a wait: the barrier instance of the
 		// statistics spans every thread's
-		p.info = OmpWaitInfo{Metric: m, Enter: enter, Exit: c.Event().Time, Idle: idle, Team: p.team, Seq: p.seq - 1, Latest: latest[0]}
+		p.info = OmpWaitInfo{Metric: m, Enter: enter, Exit: c.Time(), Idle: idle, Team: p.team, Seq: p.seq - 1, Latest: latest[0]}
 		return replay.Emit(bus, OmpWaitFound, c, &p.info)
 	})
 }

@@ -36,7 +36,7 @@ func registerOmpLock(bus *replay.Bus) {
 		if idle := released - enter; idle > 0 {
 			m := lockMetric(cls)
 			c.Add(m, c.Callpath(c.Index), idle)
-			info = OmpWaitInfo{Metric: m, Enter: enter, Exit: c.Event().Time, Idle: idle, Seq: -1}
+			info = OmpWaitInfo{Metric: m, Enter: enter, Exit: c.Time(), Idle: idle, Seq: -1}
 			return replay.Emit(bus, OmpWaitFound, c, &info)
 		}
 		return nil

@@ -46,7 +46,7 @@ func registerOmpManagement(bus *replay.Bus) {
 		if c.RegionClass(c.Index)&replay.ClassOmpParallel == 0 {
 			return nil
 		}
-		enter := c.Event().Time
+		enter := c.Time()
 		v[0] = replay.NoValue
 		if c.Loc.Thread == 0 {
 			v[0] = lastBefore(c.Trace, c.Index, localtrace.KindFork)
@@ -70,7 +70,7 @@ func registerOmpManagement(bus *replay.Bus) {
 		if err != nil {
 			return err
 		}
-		return p.manage(c, join[0]-c.Event().Time, 0, false)
+		return p.manage(c, join[0]-c.Time(), 0, false)
 	})
 }
 
@@ -104,7 +104,7 @@ func lastBefore(t *localtrace.Trace, i int, k localtrace.Kind) float64 {
 	for j := i - 1; j >= 0; j-- {
 		switch t.Events[j].Kind {
 		case k:
-			return t.Events[j].Time
+			return t.Time(j)
 		case localtrace.KindEnter, localtrace.KindLeave:
 			return math.Inf(-1)
 		}
@@ -119,7 +119,7 @@ func firstAfter(t *localtrace.Trace, i int, k localtrace.Kind) float64 {
 	for j := i + 1; j < len(t.Events); j++ {
 		switch t.Events[j].Kind {
 		case k:
-			return t.Events[j].Time
+			return t.Time(j)
 		case localtrace.KindEnter, localtrace.KindLeave:
 			return math.Inf(1)
 		}

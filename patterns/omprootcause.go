@@ -83,7 +83,7 @@ func (rc *rootCause) registerOmp(bus *replay.Bus) {
 			return nil
 		}
 		tm.fork[c.Index] = info.Amount
-		rc.sp.add(c, c.Index, synchpoint{completion: positive(c.Event().Time, info.Earliest), one: withThreads}, nil)
+		rc.sp.add(c, c.Index, synchpoint{completion: positive(c.Time(), info.Earliest), one: withThreads}, nil)
 		o.sps = append(o.sps, c.Index)
 		return nil
 	})

@@ -18,9 +18,8 @@ var SendEvent = replay.NewField("send", replay.EventRefCodec)
 // before it was sent.
 func registerP2PStats(bus *replay.Bus) {
 	bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
-		e := c.Event()
 		n := c.Trace.MessageBytes(c.Index)
-		replay.Put(c, SendEvent, replay.EventRef{Time: e.Time, Bytes: n})
+		replay.Put(c, SendEvent, replay.EventRef{Time: c.Time(), Bytes: n})
 		cp := c.Callpath(c.Index)
 		if n == 0 {
 			c.Add(SyncsSend, cp, 1)
@@ -32,7 +31,7 @@ func registerP2PStats(bus *replay.Bus) {
 	})
 	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
 		send, _ := replay.Get(c, SendEvent)
-		if send.Time > c.Event().Time {
+		if send.Time > c.Time() {
 			c.Loc.CCV.P2P++
 		}
 		cp := c.Callpath(c.Index)

@@ -25,7 +25,7 @@ func Profile(t *localtrace.Trace) (time []float64, visits []uint64) {
 		default:
 			continue
 		}
-		d := t.Events[t.Match(i)].Time - e.Time
+		d := t.Time(int(t.Match(i))) - t.Time(i)
 		visits[e.Arg]++
 		time[e.Arg] += d
 		if p := t.Callpaths[e.Arg].Parent; p != localtrace.None && depth > 0 {

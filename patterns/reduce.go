@@ -389,7 +389,7 @@ func (r *reducer) upTo(i int) {
 
 // advance moves the difference over the interval before event j.
 func (r *reducer) advance(j int) {
-	if dt := r.t.Events[j].Time - r.prevT; dt != 0 && r.keptInterval() {
+	if dt := r.t.Time(j) - r.prevT; dt != 0 && r.keptInterval() {
 		r.d = r.newVar(r.d.lo, r.d.hi+dt)
 	}
 }
@@ -412,7 +412,7 @@ func (r *reducer) handled(j int) {
 // it reports whether j's difference is its previous event's in every
 // prediction (it may be computation).
 func (r *reducer) constrained(j int, S float64, dS sym) bool {
-	t, tp := r.t.Events[j].Time, r.prevT
+	t, tp := r.t.Time(j), r.prevT
 	dt := t - tp
 	w := min(max(S-tp, 0), dt)
 	own := r.d.plus(w)
@@ -438,7 +438,7 @@ func (r *reducer) constrained(j int, S float64, dS sym) bool {
 // shorten).
 func (r *reducer) rendezvousEnd(j int) {
 	r.upTo(j)
-	r.d = r.newVar(0, r.d.hi+(r.t.Events[j].Time-r.prevT))
+	r.d = r.newVar(0, r.d.hi+(r.t.Time(j)-r.prevT))
 	r.handled(j)
 }
 

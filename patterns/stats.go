@@ -163,12 +163,11 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		return nil
 	})
 	bus.On(replay.FwCollective, func(c *replay.Ctx) error {
-		e := c.Event()
 		begin := c.EnterTime(c.Index)
 		if l := c.Trace.Link(c.Index); l != localtrace.None {
-			begin = c.Trace.Events[l].Time
+			begin = c.Trace.Time(int(l))
 		}
-		d := e.Time - begin
+		d := c.Time() - begin
 		switch c.Trace.Collective(c.Index).Op {
 		case otf2.CollBarrier:
 			s.bound(BarrierWait, d)
@@ -197,16 +196,16 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		if cls&replay.ClassOmp == 0 {
 			return nil
 		}
-		s.bound(lockMetric(cls), c.Event().Time-c.EnterTime(c.Index))
+		s.bound(lockMetric(cls), c.Time()-c.EnterTime(c.Index))
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
-		s.Add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Events[info.Recv].Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		s.Add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Time(info.Recv), Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	replay.Subscribe(bus, LateSenderWrongOrder, func(c *replay.Ctx, info *LateSenderInfo) error {
 		send, _ := replay.Get(c, SendEvent)
-		s.Add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: send.Time, Exit: c.Event().Time, Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
+		s.Add(Instance{Pattern: uint8(stat(LateSenderWO)), Callpath: c.Callpath(info.Recv), Enter: send.Time, Exit: c.Time(), Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil
 	})
 	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, lr *LateReceiverInfo) error {

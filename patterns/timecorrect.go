@@ -120,7 +120,7 @@ var (
 // correction keeps between its passes.
 type clock struct {
 	t       *localtrace.Trace
-	orig    []float64 // original times, by event
+	ts      []float64 // the events' times, which the correction changes (Trace.Times)
 	next    int       // first event the forward pass has not handled
 	started bool
 	first   float64 // original time of the first event handled
@@ -164,7 +164,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		k.begin(c)
 		k.upTo(c.Index)
 		k.intern(c.Index)
-		replay.Put(c, clcCorrectTime, k.t.Events[c.Index].Time)
+		replay.Put(c, clcCorrectTime, k.t.Time(c.Index))
 		k.sent = append(k.sent, int32(c.Index))
 		return nil
 	})
@@ -186,7 +186,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		// max(latest + λ, earliest uncorrected Leave), bounds the Enter
 		enter := int(c.Trace.EnterOf(c.Index))
 		in := k.open(c.Index)
-		k.two = [2]float64{k.t.Events[enter].Time, -in}
+		k.two = [2]float64{k.t.Time(enter), -in}
 		v, err := c.WorldAllreduceMax(k.two[:])
 		if err != nil {
 			return err
@@ -224,16 +224,14 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	return &k.st
 }
 
-// begin keeps the trace's original times when the forward pass starts.
+// begin makes the trace's times changeable when the forward pass starts
+// (the original times stay: Trace.RecordedTime).
 func (k *clock) begin(c *replay.Ctx) {
 	if k.t != nil {
 		return
 	}
 	k.t = c.Trace
-	k.orig = make([]float64, len(k.t.Events))
-	for i, e := range k.t.Events {
-		k.orig[i] = e.Time
-	}
+	k.ts = k.t.Times()
 }
 
 type violationKind uint8
@@ -272,8 +270,7 @@ func (k *clock) upTo(i int) {
 			k.intern(j)
 		} else if k.started {
 			// keep its place between its neighbours' corrected times
-			e := &k.t.Events[j]
-			e.Time = max(k.value+float64(clcGamma*(e.Time-k.prev)), e.Time)
+			k.ts[j] = max(k.value+float64(clcGamma*(k.ts[j]-k.prev)), k.ts[j])
 		}
 	}
 	k.next = max(k.next, i)
@@ -288,14 +285,13 @@ func (k *clock) tick(t float64) float64 {
 
 // intern amortizes internal event i.
 func (k *clock) intern(i int) {
-	e := &k.t.Events[i]
-	cur := e.Time
+	cur := k.ts[i]
 	if !k.started {
 		k.started, k.first, k.value, k.prev = true, cur, cur, cur
 	} else {
 		k.tick(cur)
 	}
-	e.Time = k.value
+	k.ts[i] = k.value
 	k.stat(cur)
 	k.next = i + 1
 }
@@ -309,7 +305,7 @@ func (k *clock) recv(i int, send float64, kind violationKind) {
 // open advances the clock to receive event i as to an internal event
 // and returns that value; settle then moves the event to after its send.
 func (k *clock) open(i int) float64 {
-	cur := k.t.Events[i].Time
+	cur := k.ts[i]
 	if !k.started {
 		k.started, k.first = true, cur
 		k.value, k.prev = cur-clcDelta, cur-clcDelta
@@ -320,8 +316,7 @@ func (k *clock) open(i int) float64 {
 // settle gives receive event i, whose clock is in without its send, the
 // time after its send at send (the send's corrected time plus latency).
 func (k *clock) settle(i int, in, send float64, kind violationKind) {
-	e := &k.t.Events[i]
-	cur := e.Time
+	cur := k.ts[i]
 	k.value = max(send, in)
 	if in < send {
 		k.st.Violated++
@@ -331,7 +326,7 @@ func (k *clock) settle(i int, in, send float64, kind violationKind) {
 			k.st.Coll++
 		}
 	}
-	e.Time = k.value
+	k.ts[i] = k.value
 	if in < k.value {
 		k.moved = append(k.moved, movedRecv{i, in})
 	}
@@ -360,13 +355,13 @@ func (k *clock) finishForward() {
 
 // finish computes the final statistics.
 func (k *clock) finish() {
-	for i, e := range k.t.Events {
-		if d := e.Time - k.orig[i]; d != 0 && !k.dropped(i) {
+	for i, t := range k.ts {
+		if d := t - k.t.RecordedTime(i); d != 0 && !k.dropped(i) {
 			k.st.Moved++
 			k.st.MaxShift = max(k.st.MaxShift, math.Abs(d))
 		}
 	}
-	k.orig, k.moved, k.sends, k.sent, k.received = nil, nil, nil, nil, nil
+	k.ts, k.moved, k.sends, k.sent, k.received = nil, nil, nil, nil, nil
 }
 
 // beginOf returns the index of the begin event of the collective that
@@ -398,7 +393,7 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 	const huge = math.MaxFloat64
 	i := c.Index
 	b := beginOf(k.t, i)
-	begin := k.t.Events[b].Time
+	begin := k.t.Time(b)
 	sends, receives := info.Sent > 0, info.Received > 0
 	root := int(info.Root)
 	out := func(v float64) float64 { // the begin, if it sends
@@ -565,7 +560,7 @@ func (k *clock) messageBounds(c *replay.Ctx) error {
 		src := worldRank(c, m.Comm, int(m.Peer))
 		b := binary.LittleEndian.AppendUint32(out[src], m.Comm)
 		b = binary.LittleEndian.AppendUint32(b, m.Tag)
-		out[src] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.t.Events[i].Time))
+		out[src] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.ts[i]))
 	}
 	for _, src := range slices.Sorted(maps.Keys(out)) {
 		if err := c.Loc.World.Send(src, clcTag, out[src]); err != nil {
@@ -613,7 +608,7 @@ func (k *clock) amortizeBackward() {
 		for s < len(k.sends) && k.sends[s].event < r.event {
 			s++
 		}
-		k.ramp(r.event, r.intern, k.t.Events[r.event].Time-r.intern, clcSlope, s)
+		k.ramp(r.event, r.intern, k.ts[r.event]-r.intern, clcSlope, s)
 	}
 }
 
@@ -622,7 +617,7 @@ func (k *clock) amortizeBackward() {
 // its shift), but no send beyond its latest time. nsends is the number
 // of logical sends before event right.
 func (k *clock) ramp(right int, at, delta, slope float64, nsends int) {
-	ev := k.t.Events
+	ev := k.ts
 	for {
 		left := at - delta/slope
 		m := slope
@@ -636,31 +631,31 @@ func (k *clock) ramp(right int, at, delta, slope float64, nsends int) {
 		var sendAt int
 		var sendDelta, sendSlope, sendConst float64
 		j := nsends - 1
-		for i := right - 1; i >= 0 && left < ev[i].Time; i-- {
+		for i := right - 1; i >= 0 && left < ev[i]; i-- {
 			if j < 0 || k.sends[j].event != i {
 				continue
 			}
-			d := k.sends[j].latest - ev[i].Time
-			si := (delta - d) / (at - ev[i].Time)
+			d := k.sends[j].latest - ev[i]
+			si := (delta - d) / (at - ev[i])
 			if si > m {
 				found, m = true, si
 				sendAt, sendDelta, sendSlope = j, d, si
-				sendConst = d - si*ev[i].Time
+				sendConst = d - si*ev[i]
 			}
 			j--
 		}
 		if !found {
-			for i := right - 1; i >= 0 && left < ev[i].Time; i-- {
-				ev[i].Time = ev[i].Time + float64(m*ev[i].Time) + c
+			for i := right - 1; i >= 0 && left < ev[i]; i-- {
+				ev[i] = ev[i] + float64(m*ev[i]) + c
 			}
 			return
 		}
 		send := k.sends[sendAt].event
 		for i := right - 1; i >= send; i-- {
-			ev[i].Time = ev[i].Time + float64(sendSlope*ev[i].Time) + sendConst
+			ev[i] = ev[i] + float64(sendSlope*ev[i]) + sendConst
 		}
 		k.st.MaxSlope = max(k.st.MaxSlope, sendSlope)
-		at = ev[send].Time - sendDelta
+		at = ev[send] - sendDelta
 		if sendDelta <= 0 {
 			return
 		}

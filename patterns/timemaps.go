@@ -127,7 +127,7 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 	last := 0.0 // the time of the last boundary before lo
 	for k := lo - 1; k >= 0; k-- {
 		if e := &t.Events[k]; e.Kind == localtrace.KindEnter || e.Kind == localtrace.KindLeave || (e.Kind == localtrace.KindJoin && tm.join != nil) {
-			last = e.Time
+			last = t.Time(k)
 			break
 		}
 	}
@@ -142,14 +142,14 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 						tm.beforeFork(t, k, last)
 					}
 					acc.add(e.Arg, f)
-					last = e.Time
+					last = t.Time(k)
 					continue
 				}
 			}
 			if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
-				acc.add(p, e.Time-last)
+				acc.add(p, t.Time(k)-last)
 			}
-			last = e.Time
+			last = t.Time(k)
 		case localtrace.KindLeave:
 			if omp {
 				if j, ok := tm.join[k]; ok {
@@ -159,16 +159,16 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 					acc.add(e.Arg, j)
 				}
 			}
-			acc.add(e.Arg, e.Time-last)
-			last = e.Time
+			acc.add(e.Arg, t.Time(k)-last)
+			last = t.Time(k)
 		case localtrace.KindJoin:
 			if omp {
 				if k > lo {
 					if cp := t.Callpath(k); cp != localtrace.None {
-						acc.add(cp, e.Time-last)
+						acc.add(cp, t.Time(k)-last)
 					}
 				}
-				last = e.Time
+				last = t.Time(k)
 			}
 		}
 	}
@@ -183,7 +183,7 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 		}
 	case localtrace.KindJoin:
 		if cp := t.Callpath(hi); cp != localtrace.None {
-			acc.add(cp, e.Time-last)
+			acc.add(cp, t.Time(hi)-last)
 		}
 	}
 }
@@ -194,7 +194,7 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 func (tm *timemaps) beforeFork(t *localtrace.Trace, k int, last float64) {
 	e := &t.Events[k]
 	if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
-		tm.sumTo.add(p, e.Time-last-tm.fork[k])
+		tm.sumTo.add(p, t.Time(k)-last-tm.fork[k])
 	}
 }
 
@@ -240,8 +240,8 @@ func (rc *rootCause) prune(t *localtrace.Trace, times, waits *cpvec, from int, o
 		if f, ok := rc.tm.fork[from]; ok && p.omp() {
 			total = f // a fork: its time up to the region's Enter
 		} else {
-			enter := t.Events[t.EnterOf(from)].Time
-			total = t.Events[t.LeaveOf(from)].Time - enter
+			enter := t.Time(int(t.EnterOf(from)))
+			total = t.Time(int(t.LeaveOf(from))) - enter
 		}
 		completion = p.completion
 	}

@@ -82,7 +82,7 @@ func registerTimeProfile(bus *replay.Bus) {
 			}
 			if p.completion {
 				if v := c.Completion; v > 0 {
-					end := c.Event().Time
+					end := c.Time()
 					tp.wait(ActMPI, end-v, end)
 				}
 			} else if v := c.Idle; v > 0 {
@@ -100,7 +100,7 @@ func registerTimeProfile(bus *replay.Bus) {
 		if info.Amount <= 0 {
 			return nil
 		}
-		t0 := c.Event().Time
+		t0 := c.Time()
 		if info.Fork {
 			t0 -= info.Amount
 		}
@@ -121,9 +121,9 @@ func registerTimeProfile(bus *replay.Bus) {
 // event's own time for one outside every region).
 func enterTime(c *replay.Ctx, i int) float64 {
 	if en := c.Trace.EnterOf(i); en != localtrace.None {
-		return c.Trace.Events[en].Time
+		return c.Trace.Time(int(en))
 	}
-	return c.Trace.Events[i].Time
+	return c.Trace.Time(i)
 }
 
 // Activity is what a location does at a moment, for the time profile.
@@ -233,7 +233,8 @@ func activityOf(cls replay.RegionClass) Activity {
 // timeline adds the activity between every two consecutive events of
 // the location: that of the innermost region entered.
 func (tp *TimeProfile) timeline(c *replay.Ctx) {
-	evs := c.Trace.Events
+	t := c.Trace
+	evs := t.Events
 	stack := tp.stack[:0]
 	prev := 0.0
 	// the bin of the last interval added, [lo, hi): an interval within it
@@ -244,18 +245,19 @@ func (tp *TimeProfile) timeline(c *replay.Ctx) {
 		if e.Kind != localtrace.KindEnter && e.Kind != localtrace.KindLeave {
 			continue
 		}
-		if n := len(stack); n > 0 && e.Time > prev {
-			if a := stack[n-1]; k >= 0 && prev >= lo && e.Time <= hi {
-				tp.Bins[k][a] += e.Time - prev
+		ti := t.Time(i)
+		if n := len(stack); n > 0 && ti > prev {
+			if a := stack[n-1]; k >= 0 && prev >= lo && ti <= hi {
+				tp.Bins[k][a] += ti - prev
 			} else {
-				tp.add(a, prev, e.Time, 1)
-				if w := tp.Width; e.Time > 0 {
-					k = min(int(e.Time/w), len(tp.Bins)-1)
+				tp.add(a, prev, ti, 1)
+				if w := tp.Width; ti > 0 {
+					k = min(int(ti/w), len(tp.Bins)-1)
 					lo, hi = float64(k)*w, float64(k+1)*w
 				}
 			}
 		}
-		prev = e.Time
+		prev = ti
 		if e.Kind == localtrace.KindEnter {
 			stack = append(stack, activityOf(c.RegionClass(i)))
 		} else if len(stack) > 0 {

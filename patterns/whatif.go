@@ -495,7 +495,7 @@ func (p *predictor) upTo(i int) {
 
 // advance moves the differences over the interval before event j.
 func (p *predictor) advance(j int) {
-	t := p.t.Events[j].Time
+	t := p.t.Time(j)
 	if dt := t - p.prevT; dt != 0 && p.cp != localtrace.None {
 		for _, sc := range p.scale[p.cp] {
 			p.d[sc.k] += sc.s * dt
@@ -516,14 +516,14 @@ func (p *predictor) handled(j int) {
 		copy(p.collD, p.d)
 	}
 	if p.w.Retime && p.d[0] != 0 {
-		p.t.Events[j].Time -= p.d[0]
+		p.t.Times()[j] -= p.d[0] // (the times in seconds from the first retimed event on)
 	}
 }
 
 // constrained handles event j, which completes a communication whose
 // partners began at S (measured) with differences dS, a wait of class wc.
 func (p *predictor) constrained(j int, S float64, dS []float64, wc WaitClass) {
-	t := p.t.Events[j].Time
+	t := p.t.Time(j)
 	tp := p.prevT
 	dt := t - tp
 	w := min(max(S-tp, 0), dt)
@@ -668,7 +668,7 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 			c.SkipMessage()
 			return nil
 		}
-		replay.Put(c, whatIfPosted, c.Trace.Events[recvBegin(c.Trace, c.Index)].Time)
+		replay.Put(c, whatIfPosted, c.Trace.Time(recvBegin(c.Trace, c.Index)))
 		return nil
 	})
 	bus.On(WhatIfPrepSend, func(c *replay.Ctx) error {
@@ -765,7 +765,7 @@ func (p *predictor) rendezvousSend(i int) {
 		p.inverse[ch] = q
 	}
 	q.Push(i)
-	if done := sendCompletion(p.t, i); done >= 0 && posted <= p.t.Events[done].Time {
+	if done := sendCompletion(p.t, i); done >= 0 && posted <= p.t.Time(done) {
 		p.sync[done] = i
 	}
 }

@@ -30,11 +30,11 @@ func waitStates(live, synced bool) func(*replay.Bus, *seen) {
 			bus.WantCollSynced()
 		}
 		bus.OnAhead(replay.FwPreSend, func(c *replay.Ctx) error {
-			replay.Put(c, aheadSend, c.Event().Time)
+			replay.Put(c, aheadSend, c.Time())
 			return nil
 		})
 		bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
-			replay.Put(c, aheadRecv, c.Event().Time)
+			replay.Put(c, aheadRecv, c.Time())
 			return nil
 		})
 		if live {

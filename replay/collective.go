@@ -118,7 +118,7 @@ func (r *Replayer) use(x *exchange) {
 func (r *Replayer) collBegin(i int) float64 {
 	t := r.Loc.Trace
 	if b := t.Link(i); b != localtrace.None {
-		return t.Events[b].Time
+		return t.Time(int(b))
 	}
 	return r.ctx.EnterTime(i)
 }
@@ -214,7 +214,7 @@ func (r *Replayer) checkColl(latest float64) {
 func (r *Replayer) setupCollective(i int) error {
 	w := r.Loc.World
 	x := &exchange{synced: -1, event: i, class: CollBarrier, me: w.Rank()}
-	x.coll.My, x.coll.End = TimeRank{Time: r.ctx.EnterTime(i), Rank: x.me}, r.Loc.Trace.Events[i].Time
+	x.coll.My, x.coll.End = TimeRank{Time: r.ctx.EnterTime(i), Rank: x.me}, r.Loc.Trace.Time(i)
 	x.wants[roundFirst] = true // as a barrier: everyone synchronises
 	if err := r.exchangeNow(w, x); err != nil {
 		return err

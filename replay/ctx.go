@@ -53,6 +53,9 @@ type Ctx struct {
 // Event returns the current event.
 func (c *Ctx) Event() *localtrace.Event { return &c.Trace.Events[c.Index] }
 
+// Time returns the time of the event being handled.
+func (c *Ctx) Time() float64 { return c.Trace.Time(c.Index) }
+
 // Progress returns how many of the location's events the current pass
 // walked before the current one, and how many it walks in all: tables
 // that fill during a pass size themselves by it (grow.Room).
@@ -68,10 +71,10 @@ func (c *Ctx) Progress() (done, total int) {
 func (c *Ctx) Callpath(i int) uint32 { return c.Trace.Callpath(i) }
 
 // EnterTime returns the time of the Enter of event i's region.
-func (c *Ctx) EnterTime(i int) float64 { return c.Trace.Events[c.Trace.EnterOf(i)].Time }
+func (c *Ctx) EnterTime(i int) float64 { return c.Trace.Time(int(c.Trace.EnterOf(i))) }
 
 // LeaveTime returns the time of the Leave of event i's region.
-func (c *Ctx) LeaveTime(i int) float64 { return c.Trace.Events[c.Trace.LeaveOf(i)].Time }
+func (c *Ctx) LeaveTime(i int) float64 { return c.Trace.Time(int(c.Trace.LeaveOf(i))) }
 
 // RegionClass returns the classes of event i's region: an Enter's or
 // Leave's own, the enclosing region's for any other event, 0 outside

@@ -112,7 +112,7 @@ func (r *Replayer) step(p *pass, st *step, i int) error {
 func (r *Replayer) errorf(i int, err error) error {
 	e := r.Loc.Trace.Events[i]
 	return fmt.Errorf("replay: rank %d (location %d), event %d (%v at %.9f s): %w",
-		r.Loc.Rank, r.Loc.Trace.Location, i, e.Kind, e.Time, err)
+		r.Loc.Rank, r.Loc.Trace.Location, i, e.Kind, r.Loc.Trace.Time(i), err)
 }
 
 // isMessage reports whether event i is a message the replay re-enacts:

@@ -165,7 +165,7 @@ func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me,
 	if class == CollNToOne {
 		x.data = info.Received
 	}
-	x.coll.My, x.coll.End = TimeRank{Time: begin, Rank: me}, t.Events[i].Time
+	x.coll.My, x.coll.End = TimeRank{Time: begin, Rank: me}, t.Time(i)
 	switch class {
 	case CollOneToN, CollNToOne:
 		if x.root < 0 || x.root >= size {

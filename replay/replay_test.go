@@ -51,7 +51,7 @@ type seen struct {
 // toy subscribes the toy pattern, which records into s.
 func toy(bus *replay.Bus, s *seen) {
 	bus.On(toyRecv, func(c *replay.Ctx) error {
-		wait := c.Event().Time - c.EnterTime(c.Index)
+		wait := c.Time() - c.EnterTime(c.Index)
 		replay.Put(c, waitField, wait)
 		replay.Put(c, timeField, replay.Timemap{c.Callpath(c.Index): wait, 99: 1})
 		return nil
@@ -282,7 +282,7 @@ func pingPong(n int) [][]tinytrace.Step {
 func fieldsBothWays(bus *replay.Bus, s *seen) {
 	var sum float64
 	bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
-		replay.Put(c, waitField, c.Event().Time)
+		replay.Put(c, waitField, c.Time())
 		return nil
 	})
 	bus.On(replay.FwPostRecv, func(c *replay.Ctx) error {
@@ -291,7 +291,7 @@ func fieldsBothWays(bus *replay.Bus, s *seen) {
 		return nil
 	})
 	bus.On(replay.BwPreRecv, func(c *replay.Ctx) error {
-		replay.Put(c, waitField, c.Event().Time)
+		replay.Put(c, waitField, c.Time())
 		return nil
 	})
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {

@@ -33,7 +33,7 @@ func NewLockTable(threads []*localtrace.Trace) *LockTable {
 				lt = &LockTable{release: map[lockKey]float64{}}
 			}
 			l := t.Lock(i)
-			lt.release[lockKey{l.Lock, l.Order}] = e.Time
+			lt.release[lockKey{l.Lock, l.Order}] = t.Time(i)
 		}
 	}
 	return lt

@@ -69,7 +69,7 @@ func TestLockTable(t *testing.T) {
 	trace := func(evs ...lockEvent) *localtrace.Trace {
 		t := &localtrace.Trace{}
 		for _, e := range evs {
-			t.Events = append(t.Events, localtrace.Event{Time: e.time, Kind: e.kind, Arg: uint32(len(t.Locks))})
+			t.Append(localtrace.Event{Kind: e.kind, Arg: uint32(len(t.Locks))}, e.time)
 			t.Locks = append(t.Locks, localtrace.Lock{Lock: e.lock, Order: e.order})
 		}
 		return t

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -218,8 +219,9 @@ func TestMPIMemoryPerRank(t *testing.T) {
 			t.Errorf("rank %d: %.1f MiB with a heavier rank 2, %.1f MiB without: memory follows the total trace", r, skew[r], base[r])
 		}
 	}
-	if skew[2] < base[2]+40 {
-		t.Errorf("rank 2: %.1f MiB with 3 M more events, %.1f MiB before: the measurement cannot see the difference", skew[2], base[2])
+	// the extra events alone take this much (80 %, for the measurement's noise)
+	if need := 0.8 * float64(2*extra*unsafe.Sizeof(localtrace.Event{})) / (1 << 20); skew[2] < base[2]+need {
+		t.Errorf("rank 2: %.1f MiB with 3 M more events, %.1f MiB before: the measurement cannot see the difference (%.1f MiB)", skew[2], base[2], need)
 	}
 }
 
