@@ -481,11 +481,9 @@ func room[T any](p *offheap.Pages, s []T, done, total int) []T {
 	return moved(p, s, grow.Cap(len(s), done, total))
 }
 
-// moved returns s in a new array of capacity c (a mapping of its own
-// where it is large enough, else on the heap in transparent huge pages
-// where it is large enough: a table of tens of megabytes in 4 KiB pages
-// cost more in page faults than the reading that fills it), and unmaps
-// s's array if it was a mapping.
+// moved returns s in a new array of capacity c (a mapping of its own in
+// transparent huge pages where it is large enough, else on the heap),
+// and unmaps s's array if it was a mapping.
 func moved[T any](p *offheap.Pages, s []T, c int) []T {
 	var n []T
 	if mapTables {
@@ -493,7 +491,6 @@ func moved[T any](p *offheap.Pages, s []T, c int) []T {
 	}
 	if n == nil {
 		n = make([]T, 0, c)
-		adviseHuge(n)
 	}
 	n = append(n, s...)
 	offheap.Release(p, s)

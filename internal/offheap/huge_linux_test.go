@@ -1,4 +1,6 @@
-package localtrace
+//go:build linux
+
+package offheap
 
 import (
 	"bufio"
@@ -9,29 +11,35 @@ import (
 	"unsafe"
 )
 
-// TestAdviseHuge: the whole huge pages of a large event array are marked
-// for transparent huge pages (VmFlags "hg" in /proc/self/smaps), and a
-// small array is left alone.
-func TestAdviseHuge(t *testing.T) {
+// TestHugePages: a mapping of two huge pages or more starts at a huge
+// page and is marked for transparent huge pages (VmFlags "hg" in
+// /proc/self/smaps); a smaller one is left alone.
+func TestHugePages(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
 		t.Skip("no transparent huge pages in this kernel")
 	}
 	tests := []struct {
-		name   string
-		events int
-		want   bool
+		name  string
+		bytes int
+		want  bool
 	}{
-		{"large", 1 << 20, true}, // 24 MiB
-		{"small", 1 << 10, false},
+		{"large", 24 << 20, true},
+		{"small", MinBytes, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := make([]Event, 0, tc.events)
-			adviseHuge(s)
+			var p Pages
+			defer p.Free()
+			s := Make[uint64](&p, tc.bytes/8)
+			if s == nil {
+				t.Fatal("not mapped")
+			}
 			start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-			mid := start + uintptr(tc.events)*unsafe.Sizeof(Event{})/2
-			if got := hugeAdvised(t, mid); got != tc.want {
-				t.Errorf("the middle of a %d-event array marked for huge pages: %v, want %v", tc.events, got, tc.want)
+			if tc.want && start%hugePage != 0 {
+				t.Errorf("a mapping of %d bytes starts at %#x, not at a huge page", tc.bytes, start)
+			}
+			if got := hugeAdvised(t, start+uintptr(tc.bytes)/2); got != tc.want {
+				t.Errorf("the middle of a mapping of %d bytes marked for huge pages: %v, want %v", tc.bytes, got, tc.want)
 			}
 		})
 	}
