@@ -66,12 +66,21 @@ func (t *Trace) Time(i int) float64 {
 	if t.times != nil {
 		return t.times[i]
 	}
-	return t.RecordedTime(i)
+	return t.recorded(i)
 }
 
 // RecordedTime returns the time of event i as the trace recorded it,
-// whatever Times changed since.
+// whatever Times changed since (for a trace built with Append: as
+// appended, or as changed).
 func (t *Trace) RecordedTime(i int) float64 {
+	if t.bases == nil {
+		return t.times[i]
+	}
+	return t.recorded(i)
+}
+
+// recorded converts the recorded timestamp of event i to seconds.
+func (t *Trace) recorded(i int) float64 {
 	d := t.Events[i].dt
 	tk := t.bases[i>>blockShift] + uint64(d)
 	if d == wideDT {
@@ -88,7 +97,7 @@ func (t *Trace) Times() []float64 {
 	if t.times == nil {
 		ts := make([]float64, len(t.Events))
 		for i := range ts {
-			ts[i] = t.RecordedTime(i)
+			ts[i] = t.recorded(i)
 		}
 		t.times = ts
 	}
