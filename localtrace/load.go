@@ -386,6 +386,7 @@ func (b *builder) finish() error {
 	t.Collectives = shrink(p, t.Collectives)
 	t.Callpaths = shrink(p, t.Callpaths)
 	t.Events = shrink(p, t.Events)
+	t.dense = shrink(p, t.dense)
 	if len(b.stack) > 0 {
 		return fmt.Errorf("region %s entered at %.9f s is never left (%d regions still open at the end of the trace: trace incomplete)",
 			b.regionName(b.t.Region(int(b.top()))), b.t.Time(int(b.top())), len(b.stack))

@@ -391,23 +391,26 @@ func TestTimes(t *testing.T) {
 		return float64(int64(tk-d.Clock.GlobalOffset)) / float64(d.Clock.TimerResolution)
 	}
 	tests := []struct {
-		name string
-		step func(i int) uint64
-		wide bool
+		name        string
+		events      int
+		step        func(i int) uint64
+		wide, dense bool
 	}{
-		{"steady", func(int) uint64 { return 17 }, false},
-		{"gaps beyond 32 bits", func(i int) uint64 {
+		{"steady", 5000, func(int) uint64 { return 17 }, false, false},
+		{"gaps beyond 32 bits", 5000, func(i int) uint64 {
 			if i%300 == 0 {
 				return 5_000_000_000
 			}
 			return 3
-		}, true},
-		{"every step beyond 32 bits", func(int) uint64 { return 1 << 33 }, true},
-		{"equal times", func(int) uint64 { return 0 }, false},
+		}, true, false},
+		{"a few steps beyond 32 bits", 1000, func(int) uint64 { return 1 << 33 }, true, false},
+		// a timer of 2^52 ticks a second (scout correct's archives)
+		{"every step beyond 32 bits", 20000, func(int) uint64 { return 1 << 33 }, false, true},
+		{"equal times", 5000, func(int) uint64 { return 0 }, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data, n, ticks := synthStreamTicks(5000, 1<<16, tc.step)
+			data, n, ticks := synthStreamTicks(tc.events, 1<<16, tc.step)
 			r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<16, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -424,8 +427,11 @@ func TestTimes(t *testing.T) {
 					t.Fatalf("event %d: time %v, want %v", i, got, want)
 				}
 			}
-			if (len(tr.wide) > 0) != tc.wide {
-				t.Errorf("%d events with wide ticks, want some: %v", len(tr.wide), tc.wide)
+			if (len(tr.wide) > 0) != tc.wide || (tr.dense != nil) != tc.dense {
+				t.Errorf("%d events with wide ticks, times in seconds %v; want wide ones %v, in seconds %v", len(tr.wide), tr.dense != nil, tc.wide, tc.dense)
+			}
+			if per := float64(tr.Bytes()) / float64(len(tr.Events)); per > 21 && !tc.wide {
+				t.Errorf("%.1f bytes per event", per) // a map entry per event: the times belong in seconds
 			}
 			ts := tr.Times()
 			ts[7] += 1

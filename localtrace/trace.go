@@ -28,12 +28,16 @@ type Trace struct {
 	// The events' times (Time): bases holds the timestamp in ticks of
 	// every 2^blockShift-th event, an event the ticks after it (Event.dt)
 	// or, when they do not fit in 32 bits, in wide, by event index;
-	// offset and res convert ticks to seconds as the loader did. times,
-	// once made (Times), holds every event's time in seconds instead.
+	// offset and res convert ticks to seconds as the loader did. A trace
+	// whose timer is too fine for that (many wide events: a timer of
+	// 2^52 ticks a second, as in the archives scout correct writes) keeps
+	// its times in seconds in dense instead. times, once made (Times),
+	// holds every event's time in seconds, which passes change.
 	bases  []uint64
 	wide   map[uint32]uint64
 	offset uint64
 	res    float64
+	dense  []float64
 	times  []float64
 	// pages holds the large tables (Events, Messages, Collectives) of a
 	// loaded trace outside the Go heap; they are unmapped when the
@@ -73,20 +77,23 @@ func (t *Trace) Time(i int) float64 {
 // whatever Times changed since (for a trace built with Append: as
 // appended, or as changed).
 func (t *Trace) RecordedTime(i int) float64 {
-	if t.bases == nil {
+	if t.bases == nil && t.dense == nil {
 		return t.times[i]
 	}
 	return t.recorded(i)
 }
 
-// recorded converts the recorded timestamp of event i to seconds.
+// recorded returns the recorded time of event i in seconds.
 func (t *Trace) recorded(i int) float64 {
+	if t.dense != nil {
+		return t.dense[i]
+	}
 	d := t.Events[i].dt
 	tk := t.bases[i>>blockShift] + uint64(d)
 	if d == wideDT {
 		tk = t.wide[uint32(i)]
 	}
-	return float64(int64(tk-t.offset)) / t.res
+	return t.seconds(tk)
 }
 
 // Times returns the times of all events in seconds, for a pass that
@@ -107,11 +114,19 @@ func (t *Trace) Times() []float64 {
 // setTicks keeps ticks as the timestamp of event i, the last one (the
 // events' ticks do not decrease).
 func (t *Trace) setTicks(i int, ticks uint64) {
+	if t.dense != nil {
+		t.pushDense(i, ticks)
+		return
+	}
 	if i&(1<<blockShift-1) == 0 {
 		t.bases = append(t.bases, ticks)
 	}
 	d := ticks - t.bases[i>>blockShift]
 	if d >= wideDT {
+		if len(t.wide) >= maxWide && len(t.wide) >= i/16 {
+			t.toDense(i, ticks)
+			return
+		}
 		if t.wide == nil {
 			t.wide = make(map[uint32]uint64)
 		}
@@ -120,6 +135,34 @@ func (t *Trace) setTicks(i int, ticks uint64) {
 	}
 	t.Events[i].dt = uint32(d)
 }
+
+// maxWide is the number of wide events (at 40 bytes or so each in the
+// map) beyond which a trace that has more than one in 16 keeps its times
+// in seconds (Trace.dense, 8 bytes an event) instead.
+const maxWide = 4096
+
+// toDense converts the times of events 0 to i−1 to seconds in t.dense,
+// and keeps those of event i and of all that follow there.
+func (t *Trace) toDense(i int, ticks uint64) {
+	dense := moved(t.mem(), []float64(nil), cap(t.Events))
+	for j := range i {
+		dense = append(dense, t.recorded(j))
+	}
+	t.dense, t.bases, t.wide = dense, nil, nil
+	t.pushDense(i, ticks)
+}
+
+// pushDense keeps the time of event i, the next, in t.dense.
+func (t *Trace) pushDense(i int, ticks uint64) {
+	if len(t.dense) == cap(t.dense) {
+		t.dense = room(t.mem(), t.dense, i, cap(t.Events))
+	}
+	t.dense = append(t.dense, t.seconds(ticks))
+}
+
+// seconds converts a timestamp in ticks to seconds since the trace's
+// global time offset.
+func (t *Trace) seconds(ticks uint64) float64 { return float64(int64(ticks-t.offset)) / t.res }
 
 // Append appends event e at time (seconds) to a trace built in memory
 // (tests): such a trace keeps its times in seconds (Times).
@@ -281,7 +324,7 @@ func (t *Trace) Bytes() int {
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
 		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +
 		cap(t.Locks)*int(unsafe.Sizeof(Lock{})) +
-		len(t.far)*16 + cap(t.bases)*8 + len(t.wide)*16 + cap(t.times)*8
+		len(t.far)*16 + cap(t.bases)*8 + len(t.wide)*16 + cap(t.dense)*8 + cap(t.times)*8
 	for _, m := range t.Metrics {
 		n += 8 * cap(m.Values)
 	}
