@@ -91,6 +91,21 @@ func synthStreamTicks(n int, chunk int, step func(i int) uint64) ([]byte, int, [
 	return out.Bytes(), n, ticks
 }
 
+// decodeSynthetic decodes a stream of synthStream's, in chunks of
+// chunk bytes, with the count of events numEvents.
+func decodeSynthetic(tb testing.TB, data []byte, chunk int, d *otf2.Defs, numEvents int) *Trace {
+	tb.Helper()
+	r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, uint64(chunk), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tc, err := Decode(r, d, 0, uint64(numEvents))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tc
+}
+
 // BenchmarkDecodeSynthetic decodes an in-memory stream of 10 M events
 // into a Trace.
 func BenchmarkDecodeSynthetic(b *testing.B) {
@@ -100,14 +115,7 @@ func BenchmarkDecodeSynthetic(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tc, err := Decode(r, d, 0, uint64(n))
-		if err != nil {
-			b.Fatal(err)
-		}
+		tc := decodeSynthetic(b, data, 1<<20, d, n)
 		// Every decode pays for fresh memory, as a process's does. The
 		// tables live outside the heap until a collection finds the
 		// trace unreachable, which the small heap would not start.

@@ -316,18 +316,7 @@ func TestTablesOffHeap(t *testing.T) {
 	}
 	data, n := synthStream(300_000, 1<<20)
 	_, d := open(t, bundled("ps_late_sender"))
-	decode := func(numEvents int) *Trace {
-		t.Helper()
-		r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc, err := Decode(r, d, 0, uint64(numEvents))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tc
-	}
+	decode := func(numEvents int) *Trace { return decodeSynthetic(t, data, 1<<20, d, numEvents) }
 	mapTables = false
 	heap := decode(n)
 	mapTables = true
@@ -411,14 +400,7 @@ func TestTimes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data, n, ticks := synthStreamTicks(tc.events, 1<<16, tc.step)
-			r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<16, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := Decode(r, d, 0, uint64(n))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := decodeSynthetic(t, data, 1<<16, d, n)
 			if len(tr.Events) != len(ticks) {
 				t.Fatalf("%d events, want %d", len(tr.Events), len(ticks))
 			}
