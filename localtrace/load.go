@@ -92,8 +92,6 @@ type reqKey struct {
 type builder struct {
 	t       *Trace
 	defs    *otf2.Defs
-	offset  uint64  // global time offset in ticks
-	res     float64 // ticks per second
 	lastTck uint64
 	stack   []uint32 // indices of open Enter events
 	kids    [][]uint32
@@ -110,8 +108,6 @@ func newBuilder(defs *otf2.Defs, loc, numEvents uint64) *builder {
 	b := &builder{
 		t:       &Trace{Location: loc, offset: defs.Clock.GlobalOffset, res: float64(defs.Clock.TimerResolution)},
 		defs:    defs,
-		offset:  defs.Clock.GlobalOffset,
-		res:     float64(defs.Clock.TimerResolution),
 		pending: make(map[reqKey]uint32),
 	}
 	return b
@@ -131,10 +127,6 @@ func (b *builder) push(e Event) {
 	}
 	t.Events = append(t.Events, e)
 	t.setTicks(len(t.Events)-1, b.lastTck)
-}
-
-func (b *builder) seconds(ticks uint64) float64 {
-	return float64(int64(ticks-b.offset)) / b.res
 }
 
 // fewKids is the number of children a call path has before callpath
@@ -189,7 +181,7 @@ func (b *builder) top() uint32 {
 func (b *builder) add(ev *otf2.Event) error {
 	if ev.Time != b.lastTck {
 		if ev.Time < b.lastTck {
-			return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", b.seconds(ev.Time), b.seconds(b.lastTck))
+			return fmt.Errorf("timestamp %.9f s goes back in time (previous event at %.9f s)", b.t.seconds(ev.Time), b.t.seconds(b.lastTck))
 		}
 		b.lastTck = ev.Time
 	}

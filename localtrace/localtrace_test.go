@@ -2,11 +2,13 @@ package localtrace
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -430,5 +432,28 @@ func TestTimes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTimeGoesBack: a timestamp before the previous one is an error that
+// names both times.
+func TestTimeGoesBack(t *testing.T) {
+	_, d := open(t, bundled("ps_late_sender"))
+	data, n, _ := synthStreamTicks(100, 1<<16, func(i int) uint64 {
+		if i == 50 {
+			return math.MaxUint64 - 999 // 1000 ticks back
+		}
+		return 2000
+	})
+	r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Decode(r, d, 0, uint64(n))
+	res := float64(d.Clock.TimerResolution)
+	prev := float64(int64(1000+49*2000-d.Clock.GlobalOffset)) / res
+	want := fmt.Sprintf("timestamp %.9f s goes back in time (previous event at %.9f s)", prev-1000/res, prev)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want one containing %q", err, want)
 	}
 }
