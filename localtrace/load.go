@@ -301,9 +301,8 @@ func (b *builder) add(ev *otf2.Event) error {
 	}
 	b.push(e)
 	t.setNear(int(idx), b.top())
-	switch e.Kind {
-	case KindIsend, KindIrecv, KindCollEnd, KindNbcComplete, KindIsendComplete, KindRequestTest, KindRequestCancelled:
-		t.setLink(int(idx), link)
+	if l := t.linkOf(int(idx)); l != nil {
+		*l = link // (None for a request, which its completion links)
 	}
 	return nil
 }

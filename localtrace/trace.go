@@ -258,29 +258,28 @@ func (t *Trace) LeaveOf(i int) uint32 {
 
 // Link returns the event linked to event i (see Event), or None.
 func (t *Trace) Link(i int) uint32 {
-	e := &t.Events[i]
-	switch e.Kind {
-	case KindIsend, KindIrecv:
-		return t.Messages[e.Arg].link
-	case KindCollEnd, KindNbcComplete:
-		return t.Collectives[e.Arg].link
-	case KindIsendComplete, KindIrecvRequest, KindRequestTest, KindRequestCancelled, KindCollBegin, KindNbcRequest:
-		return e.Arg
+	if l := t.linkOf(i); l != nil {
+		return *l
 	}
 	return None
 }
 
 // setLink links event i to event j (i must be of a kind with a link).
-func (t *Trace) setLink(i int, j uint32) {
+func (t *Trace) setLink(i int, j uint32) { *t.linkOf(i) = j }
+
+// linkOf returns where event i's link is kept: in its message, its
+// collective or the event itself; nil for a kind without a link.
+func (t *Trace) linkOf(i int) *uint32 {
 	e := &t.Events[i]
 	switch e.Kind {
 	case KindIsend, KindIrecv:
-		t.Messages[e.Arg].link = j
+		return &t.Messages[e.Arg].link
 	case KindCollEnd, KindNbcComplete:
-		t.Collectives[e.Arg].link = j
-	default:
-		e.Arg = j
+		return &t.Collectives[e.Arg].link
+	case KindIsendComplete, KindIrecvRequest, KindRequestTest, KindRequestCancelled, KindCollBegin, KindNbcRequest:
+		return &e.Arg
 	}
+	return nil
 }
 
 // Lock returns the details of lock event i.
