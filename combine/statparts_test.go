@@ -1,6 +1,7 @@
 package combine
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -231,7 +232,7 @@ func TestCollPartsEncoding(t *testing.T) {
 	srcs, _ := randomSources(rand.New(rand.NewPCG(7, 8)), 3)
 	parts := CollParts(srcs)
 	parts[0].Wait = xsum{1e-3, 1e-20} // two partial sums
-	b := AppendCollParts(nil, parts)
+	b := appendCollParts(parts)
 	got, err := DecodeCollParts(b)
 	if err != nil {
 		t.Fatal(err)
@@ -247,4 +248,14 @@ func TestCollPartsEncoding(t *testing.T) {
 	if _, err := DecodeCollParts(append(b, 0)); err == nil {
 		t.Error("a trailing byte decoded without an error")
 	}
+}
+
+// appendCollParts encodes parts as SplitCollParts encodes those of one
+// owner.
+func appendCollParts(parts []CollPart) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(parts)))
+	for i := range parts {
+		b = appendCollPart(b, &parts[i])
+	}
+	return b
 }
