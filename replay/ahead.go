@@ -20,15 +20,16 @@ import (
 // itself receives. Replaying such a pass message by message makes every
 // location wait for its partners' walks, one message latency per traced
 // message, which under mpirun is most of the run time. Such a pass ships
-// ahead instead: each location first runs the Pre callbacks of all its
-// Ship steps, in walk order, and sends every partner the payloads meant
-// for it in one message (a batch); then it walks its events, and a Take
-// step reads its payload from the partner's batch: per communicator and
+// ahead instead: each location runs the Pre callbacks of its Ship steps
+// a stretch of events ahead of its walk (aheadStretch), in walk order,
+// and sends every partner the payloads meant for it in few messages
+// (its batch, in chunks); a Take step reads its payload from the
+// partner's batch: per communicator and
 // tag, the k-th payload a partner shipped is the k-th this location
 // takes, as messages between two ranks of one communicator and tag are
 // received in the order they were sent. The payloads are the same as in
 // a message-by-message replay, so the results are too, in every
-// placement; the walk waits only for a partner's batch, once.
+// placement; the walk waits only for a partner's next stretch.
 //
 // A pass ships ahead when every subscriber of its Ship steps' Pre topics
 // subscribed with Bus.OnAhead; one that subscribed with On (its fields
@@ -124,18 +125,43 @@ type inbox struct {
 	batches map[int]*batch
 }
 
-// shipAhead runs the Pre callbacks of pass p's Ship steps for all of the
-// location's messages, in the pass's order, and sends each partner its
-// batch, chunk by chunk; it prepares the inbox of the batches the
-// location's Take steps read.
-func (r *Replayer) shipAhead(p *pass) error {
+// aheadStretch is the number of events whose payloads a location ships
+// at once: when its walk reaches an event that is not shipped yet, it
+// runs the Pre callbacks of the Ship steps of that event and the
+// following ones up to this many, and sends every partner what they
+// made for it. A payload thus leaves no later than its message is
+// replayed (as in a message-by-message replay, so no walk waits for a
+// payload its partner reaches only after it), and a location holds
+// only the payloads its partners shipped ahead of its own walk, not a
+// whole pass's.
+var aheadStretch = 1 << 16
+
+// shipper is what a location ships ahead in the current pass.
+type shipper struct {
+	// out holds, by destination, the chunk being filled; a destination
+	// is there from its first payload on, so that it gets the last chunk
+	out  map[int][]byte
+	next int // walk position of the first event not shipped
+}
+
+// startAhead prepares pass p to ship ahead: the inbox of the batches the
+// location's Take steps read, and its own shipping.
+func (r *Replayer) startAhead(p *pass) {
+	r.in = &inbox{tag: aheadTag(p.id), batches: map[int]*batch{}}
+	r.ship = &shipper{out: map[int][]byte{}}
+}
+
+// shipStretch runs the Pre callbacks of pass p's Ship steps for the
+// location's messages in the next stretch of its walk (n events in all),
+// in the pass's order, and sends each partner its payloads, in chunks;
+// after the last stretch every partner gets its last chunk.
+func (r *Replayer) shipStretch(p *pass, n int) error {
 	t := r.Loc.Trace
 	c := &r.ctx
 	me := r.Loc.Rank
-	r.in = &inbox{tag: aheadTag(p.id), batches: map[int]*batch{}}
-	out := map[int][]byte{}
+	sh := r.ship
 	send := func(dest int, flag byte) error {
-		b := out[dest]
+		b := sh.out[dest]
 		b[0] = flag
 		if dest == me {
 			if err := r.in.add(me, slices.Clone(b)); err != nil {
@@ -144,11 +170,11 @@ func (r *Replayer) shipAhead(p *pass) error {
 		} else if err := r.Loc.World.Send(dest, r.in.tag, b); err != nil {
 			return fmt.Errorf("replay: rank %d: shipping the %s pass's messages to rank %d: %w", me, p.spec.Name, dest, err)
 		}
-		out[dest] = append(b[:0], chunkMore) // the transport copied it
+		sh.out[dest] = append(b[:0], chunkMore) // the transport copied it
 		return nil
 	}
-	n := len(t.Events)
-	for k := range n {
+	end := min(sh.next+aheadStretch, n)
+	for k := sh.next; k < end; k++ {
 		i := p.event(k, n)
 		st := &p.steps[t.Events[i].Kind]
 		if st.do != Ship || !r.isMessage(i) {
@@ -168,24 +194,32 @@ func (r *Replayer) shipAhead(p *pass) error {
 			continue
 		}
 		c.wire = c.out.encode(c.wire[:0])
-		b, ok := out[dest]
+		b, ok := sh.out[dest]
 		if !ok {
 			b = append(make([]byte, 0, 4096), chunkMore)
 		}
 		b = binary.AppendUvarint(b, uint64(m.Comm))
 		b = binary.AppendUvarint(b, uint64(m.Tag))
 		b = binary.AppendUvarint(b, uint64(len(c.wire)))
-		out[dest] = append(b, c.wire...)
-		if len(out[dest]) >= aheadChunk {
+		sh.out[dest] = append(b, c.wire...)
+		if len(sh.out[dest]) >= aheadChunk {
 			if err := send(dest, chunkMore); err != nil {
 				return err
 			}
 		}
 	}
 	c.reset(0)
-	for _, dest := range slices.Sorted(maps.Keys(out)) {
-		if err := send(dest, chunkLast); err != nil {
-			return err
+	sh.next = end
+	for _, dest := range slices.Sorted(maps.Keys(sh.out)) {
+		switch {
+		case end == n:
+			if err := send(dest, chunkLast); err != nil {
+				return err
+			}
+		case len(sh.out[dest]) > 1:
+			if err := send(dest, chunkMore); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -130,7 +130,8 @@ var aheadProgs = [][]tinytrace.Step{
 
 // TestShipAhead: the wait-state passes ship ahead, and every message
 // field and collective result equals the message-by-message replay's,
-// in-process and hosted.
+// in-process and hosted, however many events a location ships at once
+// and however many collectives' exchanges run together.
 func TestShipAhead(t *testing.T) {
 	d, traces := tinytrace.Build(t, aheadProgs...)
 	env, err := replay.NewEnv(d)
@@ -146,26 +147,36 @@ func TestShipAhead(t *testing.T) {
 		name string
 		run  func(int, func(hpc.Comm) error) error
 	}{{"in-process", hpc.RunInProcess}, {"hosted", hosted}} {
-		for _, live := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s, live %v", r.name, live), func(t *testing.T) {
-				got := replayAll(t, r.run, waitStates(live, true), traces, env)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("(-message by message +got):\n%s", diff)
+		// the whole trace at once; an event and a collective at a time;
+		// a few of each
+		for _, w := range [][2]int{{0, 0}, {1, 1}, {3, 2}} {
+			for _, live := range []bool{false, true} {
+				if live && w != [2]int{} {
+					continue // message by message: no windows
 				}
-				for r, s := range got {
-					for _, l := range s.Colls {
-						if i := strings.Index(l, "synced "); i >= 0 {
-							a, b, found := strings.Cut(l[i+len("synced "):], " (true), told ")
-							if !found {
-								t.Errorf("rank %d: %s: no synced members from the exchange", r, l)
-							}
-							if a != b {
-								t.Errorf("rank %d: %s: the exchange's synced members differ from what the members tell", r, l)
+				t.Run(fmt.Sprintf("%s, live %v, windows %v", r.name, live, w), func(t *testing.T) {
+					if w != [2]int{} {
+						defer replay.SetWindows(w[0], w[1])()
+					}
+					got := replayAll(t, r.run, waitStates(live, true), traces, env)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("(-message by message +got):\n%s", diff)
+					}
+					for r, s := range got {
+						for _, l := range s.Colls {
+							if i := strings.Index(l, "synced "); i >= 0 {
+								a, b, found := strings.Cut(l[i+len("synced "):], " (true), told ")
+								if !found {
+									t.Errorf("rank %d: %s: no synced members from the exchange", r, l)
+								}
+								if a != b {
+									t.Errorf("rank %d: %s: the exchange's synced members differ from what the members tell", r, l)
+								}
 							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

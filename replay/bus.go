@@ -83,9 +83,9 @@ type Bus struct {
 
 // WantCollSynced tells the replay that a subscriber reads which members
 // each collective synchronised (Ctx.CollSynced): the forward pass's
-// exchange before the walk then gathers them, every member's flags to
-// every member, which costs O(members²) per communicator; without a
-// reader it does not.
+// exchange of each window of collectives then gathers them, every
+// member's flags to every member, which costs O(members²) per
+// communicator; without a reader it does not.
 func (b *Bus) WantCollSynced() { b.synced = true }
 
 // On subscribes h to topic t; the replay then runs t's pass.

@@ -68,10 +68,15 @@ func (r *Replayer) collective(i int) error {
 	}
 	var x *exchange
 	if q := r.early[info.Comm]; q != nil {
+		if len(q.xs) == 0 {
+			if err := r.nextWindow(q); err != nil {
+				return err
+			}
+		}
 		if len(q.xs) == 0 || q.xs[0].event != i {
 			return fmt.Errorf("replay: no wait-state exchange of this collective on communicator %d", info.Comm)
 		}
-		x, q.xs[0] = q.xs[0], nil
+		x = q.xs[0]
 		q.xs = q.xs[1:]
 		if x.synced >= 0 && q.synced != nil {
 			c.synced, c.syncedMe, c.syncedOK = q.synced[x.synced], x.isSynced(), true
@@ -123,19 +128,35 @@ func (r *Replayer) collBegin(i int) float64 {
 	return r.ctx.EnterTime(i)
 }
 
-// exchangeQueue holds the exchanges of one communicator's collectives,
-// done before the walk, in trace order.
+// collWindow is the number of a communicator's collective instances
+// whose wait-state exchanges run together: the rounds of a window run
+// when the walk reaches its first instance, over the vector of all its
+// instances' entries, so that a location holds a window's exchanges,
+// not a whole trace's.
+var collWindow = 1 << 12
+
+// exchangeQueue holds the wait-state exchanges of one communicator's
+// collectives, run a window of instances at a time, in trace order.
 type exchangeQueue struct {
-	xs []*exchange
-	// synced are the world ranks each N-to-N and 1-to-N instance
-	// synchronised, by synced number (syncedLists), shared
+	id     uint32
+	comm   hpc.Comm
+	events []int32 // the CollEnd events of the instances not yet exchanged
+	// xs are the current window's exchanges not yet used (in window,
+	// reused from window to window)
+	xs     []*exchange
+	window []exchange
+	ptrs   []*exchange
+	// synced are the world ranks each N-to-N and 1-to-N instance of the
+	// window synchronised, by synced number (syncedLists), shared
 	synced [][]int
+	n      int // windows run
 }
 
-// exchangeEarly runs the wait-state exchanges of all of the location's
-// collectives before the walk of pass p: per communicator of the
-// program, in the order every rank knows, one reduction per round over
-// all its instances.
+// exchangeEarly prepares the wait-state exchanges of the location's
+// collectives for pass p: per communicator of the program, in the order
+// every rank knows, the members agree on the number of its instances;
+// the walk then runs them a window at a time (nextWindow), one
+// reduction per round over all the window's instances.
 func (r *Replayer) exchangeEarly(p *pass) error {
 	t := r.Loc.Trace
 	byComm := map[uint32]*exchangeQueue{}
@@ -148,20 +169,16 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 		if !Counted(info.Op) || class == CollNone || r.Loc.env.IsSelf(info.Comm) {
 			continue
 		}
-		comm, err := r.Loc.comm(p.id, info.Comm)
-		if err != nil {
-			return r.errorf(i, err)
-		}
-		x, err := newExchange(t, i, class, r.collBegin(i), comm.Rank(), comm.Size())
-		if err != nil {
-			return r.errorf(i, err)
-		}
 		q := byComm[info.Comm]
 		if q == nil {
-			q = &exchangeQueue{}
+			comm, err := r.Loc.comm(p.id, info.Comm)
+			if err != nil {
+				return r.errorf(i, err)
+			}
+			q = &exchangeQueue{id: info.Comm, comm: comm}
 			byComm[info.Comm] = q
 		}
-		q.xs = append(q.xs, x)
+		q.events = append(q.events, int32(i))
 	}
 	// Every member of a communicator takes part, with or without
 	// collectives on it; members that disagree on their number leave
@@ -176,7 +193,7 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 		q := byComm[id]
 		n := 0
 		if q != nil {
-			n = len(q.xs)
+			n = len(q.events)
 		}
 		counts = [2]float64{float64(n), -float64(n)}
 		agree, err := comm.AllreduceFloats(hpc.Max, counts[:])
@@ -185,19 +202,39 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 		}
 		if agree[0] != -agree[1] {
 			delete(byComm, id)
-			continue
-		}
-		if n == 0 {
-			continue
-		}
-		if r.buf, err = runExchanges(comm, q.xs, r.buf); err == nil && r.Bus.synced {
-			q.synced, err = syncedLists(r.Loc.env, id, comm, q.xs)
-		}
-		if err != nil {
-			return fmt.Errorf("replay: rank %d: the collectives on communicator %d do not match across its members: %w", r.Loc.Rank, id, err)
 		}
 	}
 	r.early = byComm
+	return nil
+}
+
+// nextWindow runs the wait-state exchanges of q's next window of
+// instances.
+func (r *Replayer) nextWindow(q *exchangeQueue) error {
+	t := r.Loc.Trace
+	n := min(len(q.events), collWindow)
+	if len(q.window) < n {
+		q.window, q.ptrs = make([]exchange, n), make([]*exchange, n)
+	}
+	xs := q.ptrs[:n]
+	for j, e := range q.events[:n] {
+		i := int(e)
+		x := &q.window[j]
+		if err := x.init(t, i, ClassOf(t.Collective(i).Op), r.collBegin(i), q.comm.Rank(), q.comm.Size()); err != nil {
+			return r.errorf(i, err)
+		}
+		xs[j] = x
+	}
+	q.events = q.events[n:]
+	var err error
+	if r.buf, err = runExchanges(q.comm, xs, r.buf); err == nil && r.Bus.synced {
+		q.synced, err = syncedLists(r.Loc.env, q.id, q.n, q.comm, xs)
+	}
+	if err != nil {
+		return fmt.Errorf("replay: rank %d: the collectives on communicator %d do not match across its members: %w", r.Loc.Rank, q.id, err)
+	}
+	q.xs = xs
+	q.n++
 	return nil
 }
 

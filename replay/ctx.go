@@ -105,7 +105,8 @@ func (c *Ctx) reset(i int) {
 // CollSynced returns the world ranks of the members the current
 // collective synchronised, in communicator rank order (shared: read
 // them, do not change them), and whether it synchronised this member, as
-// the forward pass's wait-state exchange found before the walk: at an
+// the forward pass's wait-state exchange found for a window of
+// collectives (collWindow): at an
 // N-to-N collective its synchpoints (Coll.SyncPoint), at a 1-to-N one
 // the members other than the root that waited for it. It reports false
 // where the exchange ran at the collective instead (the caller then asks

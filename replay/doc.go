@@ -67,14 +67,17 @@
 //
 // A pass whose shipped fields depend only on the shipping location's
 // own events and on earlier passes' results ships ahead: it runs the Pre
-// callbacks of its Ship steps for all of the location's messages before
-// its walk and sends each partner one batch, from which the partner's
-// Take steps read, so that no location waits for another's walk message
-// by message (ahead.go). Patterns declare such callbacks with
-// Bus.OnAhead; a plain On subscriber of a Ship step's Pre topic keeps
-// the pass message by message. The forward pass's wait-state exchange of
-// the collectives runs before the walk too, in a few reductions over all
-// instances of a communicator (exchange.go). A message that both sides
+// callbacks of its Ship steps a stretch of events (tens of thousands)
+// ahead of its walk and sends each partner the stretch's payloads in one
+// message, from which the partner's Take steps read, so that no location
+// waits for another's walk message by message, and none holds more than
+// what its partners shipped ahead of its own walk (ahead.go). Patterns
+// declare such callbacks with Bus.OnAhead; a plain On subscriber of a
+// Ship step's Pre topic keeps the pass message by message. The forward
+// pass's wait-state exchange of the collectives runs a window of a
+// communicator's instances (thousands) at a time, in a few reductions
+// over all of them, when the walk reaches the window (exchange.go). A
+// message that both sides
 // know carries nothing in a pass (its receive was no wait state, say)
 // is skipped by a Pre callback on each side (Ctx.SkipMessage).
 //

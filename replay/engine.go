@@ -16,6 +16,8 @@ type Replayer struct {
 	// in holds the batches of a pass that ships ahead (nil: the pass
 	// replays message by message)
 	in *inbox
+	// ship is what the location ships ahead (nil: nothing)
+	ship *shipper
 	// early holds the collectives' wait-state exchanges done before the
 	// walk, by communicator (nil: none)
 	early map[uint32]*exchangeQueue
@@ -58,12 +60,10 @@ func (r *Replayer) walk(p *pass) error {
 	if err := r.Bus.Publish(Started, c); err != nil {
 		return err
 	}
-	r.in, r.early = nil, nil
-	defer func() { r.in, r.early = nil, nil }()
+	r.in, r.ship, r.early = nil, nil, nil
+	defer func() { r.in, r.ship, r.early = nil, nil, nil }()
 	if r.Loc.World != nil && r.Bus.shipsAhead(p) {
-		if err := r.shipAhead(p); err != nil {
-			return err
-		}
+		r.startAhead(p)
 	}
 	if r.Loc.World != nil && p.steps[localtrace.KindCollEnd].do == waitStates {
 		if err := r.exchangeEarly(p); err != nil {
@@ -71,6 +71,11 @@ func (r *Replayer) walk(p *pass) error {
 		}
 	}
 	for k := range n {
+		if r.ship != nil && k == r.ship.next {
+			if err := r.shipStretch(p, n); err != nil {
+				return err
+			}
+		}
 		i := p.event(k, n)
 		st := &p.steps[t.Events[i].Kind]
 		if st.do == 0 {
@@ -167,7 +172,7 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 }
 
 // messageAhead does a Ship or Take step of a pass that ships ahead: a
-// Ship step's Pre callbacks ran and its payload left before the walk; a
+// Ship step's Pre callbacks ran and its payload left ahead of the walk; a
 // Take step reads its payload from the partner's batch.
 func (r *Replayer) messageAhead(st *step, m *localtrace.Message) error {
 	c := &r.ctx

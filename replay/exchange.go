@@ -17,10 +17,11 @@ import (
 // with the same ties) and a broadcast of the root's value as the MAXLOC
 // of that value against −∞ from the others; a later round's entries
 // depend only on earlier rounds' results. A pass that ships ahead runs
-// the rounds of all instances of a communicator together before its
-// walk, one reduction per round over the vector of all instances'
-// entries; a pass that replays message by message runs them at each
-// instance. The results are the same either way.
+// the rounds of a window of a communicator's instances together when
+// its walk reaches the window's first one, one reduction per round over
+// the vector of the window's entries (collWindow); a pass that replays
+// message by message runs them at each instance. The results are the
+// same either way.
 
 // Rounds of the exchange, in the order they run.
 const (
@@ -66,11 +67,12 @@ func (x *exchange) isSynced() bool {
 // and 1-to-N instance of xs with a topic synchronised (each member's
 // flags packed 32 to a float64, exact, gathered in rank order) and
 // returns, by the instances' synced numbers, the world ranks of those
-// members. The lists are made once per communicator in this process, by
-// the first member there (hpc.Comm.Shared), and shared by all: the
+// members. The lists are made once per window of a communicator's
+// instances in this process, by the first member there
+// (hpc.Comm.Shared), and shared by all: the
 // gathered flags have ranks × instances bits for every member, but each
 // member reading all of them would cost ranks² per communicator.
-func syncedLists(env *Env, id uint32, comm hpc.Comm, xs []*exchange) ([][]int, error) {
+func syncedLists(env *Env, id uint32, window int, comm hpc.Comm, xs []*exchange) ([][]int, error) {
 	n := 0
 	for _, x := range xs {
 		x.synced = -1
@@ -105,7 +107,7 @@ func syncedLists(env *Env, id uint32, comm hpc.Comm, xs []*exchange) ([][]int, e
 	// (the gathered flags are valid until this member's next collective
 	// on comm, and the first member here reads them before any other
 	// member leaves for that collective)
-	lists := comm.Shared(syncedKey{}, func() any {
+	lists := comm.Shared(syncedKey{window}, func() any {
 		lists := make([][]int, n)
 		for k := range n {
 			w, bit := k/32, uint32(1)<<(k%32)
@@ -153,15 +155,22 @@ func syncedLists(env *Env, id uint32, comm hpc.Comm, xs []*exchange) ([][]int, e
 	return lists, nil
 }
 
-// syncedKey keys the synced lists of a communicator (hpc.Comm.Shared).
-type syncedKey struct{}
+// syncedKey keys the synced lists of a window of a communicator's
+// instances (hpc.Comm.Shared).
+type syncedKey struct{ window int }
 
 // newExchange prepares the exchange of collective end event i (an
 // analysed class on a communicator of more than one member) for member
 // me of size members.
 func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me, size int) (*exchange, error) {
+	x := &exchange{}
+	return x, x.init(t, i, class, begin, me, size)
+}
+
+// init makes x the exchange of collective end event i (newExchange).
+func (x *exchange) init(t *localtrace.Trace, i int, class CollClass, begin float64, me, size int) error {
 	info := t.Collective(i)
-	x := &exchange{synced: -1, event: i, class: class, me: me, root: int(info.Root), sent: info.Sent > 0, recv: info.Received > 0, data: info.Sent}
+	*x = exchange{synced: -1, event: i, class: class, me: me, root: int(info.Root), sent: info.Sent > 0, recv: info.Received > 0, data: info.Sent}
 	if class == CollNToOne {
 		x.data = info.Received
 	}
@@ -169,7 +178,7 @@ func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me,
 	switch class {
 	case CollOneToN, CollNToOne:
 		if x.root < 0 || x.root >= size {
-			return nil, fmt.Errorf("collective root %d out of range [0, %d)", x.root, size)
+			return fmt.Errorf("collective root %d out of range [0, %d)", x.root, size)
 		}
 		x.wants[roundFirst] = true
 	case CollBarrier:
@@ -179,7 +188,7 @@ func newExchange(t *localtrace.Trace, i int, class CollClass, begin float64, me,
 	case CollScan:
 		x.wants[roundScan] = x.sent || x.recv
 	}
-	return x, nil
+	return nil
 }
 
 func maxEntry(t float64, rank int) TimeRank { return TimeRank{Time: t, Rank: rank} }
