@@ -153,6 +153,7 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
+
 	// Rank 0 collects the results location by location, process after
 	// process, so that besides the report it holds one location's
 	// encoded result at a time.
@@ -260,7 +261,8 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 		if err != nil {
 			return nil, err
 		}
-		lists := [][]combine.CollPart{mine}
+		// the parts other processes send join this process's own, in
+		// the room of the parts it sent them
 		for proc := range procs {
 			if proc == me {
 				continue
@@ -269,13 +271,11 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 			if err != nil {
 				return nil, err
 			}
-			parts, err := combine.DecodeCollParts(b)
-			if err != nil {
+			if mine, err = combine.DecodeCollParts(mine, b); err != nil {
 				return nil, fmt.Errorf("process %d: %w", proc, err)
 			}
-			lists = append(lists, parts)
 		}
-		colls = combine.MergeCollParts(lists...)
+		colls = combine.MergeCollParts(mine)
 	}
 	part := combine.SummarizeStats(srcs, colls, basis)
 	if me != 0 {

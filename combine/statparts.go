@@ -145,32 +145,8 @@ func (c *CollPart) merge(o *CollPart) {
 	}
 }
 
-// collAgg merges parts into one per pattern and operation, found
-// through a map per pattern keyed by communicator and sequence number in
-// one word (the fast path of Go's maps; a struct key took most of
-// CollParts' time).
-type collAgg struct {
-	idx []map[uint64]int // by pattern: index into out
-	out []CollPart
-}
-
-// add merges c into its operation's part, or keeps a copy of it.
-func (a *collAgg) add(c *CollPart) {
-	for int(c.Pattern) >= len(a.idx) {
-		a.idx = append(a.idx, map[uint64]int{})
-	}
-	m, key := a.idx[c.Pattern], uint64(c.Key.Comm)<<32|uint64(uint32(c.Key.Seq))
-	if k, ok := m[key]; ok {
-		a.out[k].merge(c)
-		return
-	}
-	m[key] = len(a.out)
-	a.out = append(a.out, *c)
-}
-
 // CollParts aggregates the collective instances of srcs, one part per
-// pattern and operation, in no particular order (the statistics do not
-// depend on it).
+// pattern and operation (MergeCollParts).
 func CollParts(srcs []StatSource) []CollPart {
 	n := 0
 	for _, s := range srcs {
@@ -178,39 +154,49 @@ func CollParts(srcs []StatSource) []CollPart {
 			n += len(chunk)
 		}
 	}
-	a := collAgg{out: make([]CollPart, 0, n)} // a part per instance where a rank is one location
-	waits := make([]float64, 0, n)            // the parts' sums, one value each until they merge
+	parts := make([]CollPart, 0, n) // a part per instance, until they merge
+	waits := make([]float64, 0, n)  // the parts' sums, one value each until they merge
 	for _, s := range srcs {
 		i := 0
 		for _, chunk := range s.Colls {
 			for k := range chunk {
 				in := &chunk[k]
 				waits = append(waits, in.Duration)
-				a.add(&CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
+				parts = append(parts, CollPart{Pattern: in.Pattern, Key: in.Coll, First: StatPos{s.Rank, s.Thread, int64(i)}, Callpath: in.Callpath,
 					Enter: in.Enter, Exit: in.Exit, Wait: waits[len(waits)-1 : len(waits) : len(waits)], MaxWait: in.Duration, MaxRank: in.Rank})
 				i++
 			}
 		}
 	}
-	return a.out
+	return MergeCollParts(parts)
 }
 
-// MergeCollParts merges lists of partial aggregates into one.
-func MergeCollParts(lists ...[]CollPart) []CollPart {
-	if len(lists) == 1 {
-		return lists[0]
-	}
-	n := 0
-	for _, l := range lists {
-		n += len(l)
-	}
-	a := collAgg{out: make([]CollPart, 0, n)}
-	for _, l := range lists {
-		for i := range l {
-			a.add(&l[i])
+// MergeCollParts merges the parts of each pattern and operation into
+// one, in place, and returns them ordered by pattern, communicator and
+// sequence number. Merging does not depend on the order of the parts,
+// and sorting them needs no index beside them (a map per pattern took
+// as much memory again as the parts).
+func MergeCollParts(parts []CollPart) []CollPart {
+	slices.SortFunc(parts, func(a, b CollPart) int {
+		if c := cmp.Compare(a.Pattern, b.Pattern); c != 0 {
+			return c
 		}
+		if c := cmp.Compare(a.Key.Comm, b.Key.Comm); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key.Seq, b.Key.Seq)
+	})
+	k := 0
+	for i := range parts {
+		if k > 0 && parts[k-1].Pattern == parts[i].Pattern && parts[k-1].Key == parts[i].Key {
+			parts[k-1].merge(&parts[i])
+			continue
+		}
+		parts[k] = parts[i]
+		k++
 	}
-	return a.out
+	clear(parts[k:])
+	return parts[:k]
 }
 
 // CollOwner returns which of procs processes aggregates a collective
@@ -621,15 +607,17 @@ func appendCollPart(b []byte, c *CollPart) []byte {
 	return b
 }
 
-// DecodeCollParts decodes what SplitCollParts sends a process.
-func DecodeCollParts(b []byte) ([]CollPart, error) {
+// DecodeCollParts decodes what SplitCollParts sends a process and
+// appends the parts to dst.
+func DecodeCollParts(dst []CollPart, b []byte) ([]CollPart, error) {
 	le := binary.LittleEndian
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b))/collPartSize {
 		return nil, fmt.Errorf("collective parts: bad count at offset 0")
 	}
 	b = b[k:]
-	parts := make([]CollPart, n)
+	dst = slices.Grow(dst, int(n))
+	parts := dst[len(dst) : len(dst)+int(n)]
 	for i := range parts {
 		if len(b) < collPartSize {
 			return nil, fmt.Errorf("collective parts: part %d of %d truncated", i, n)
@@ -660,5 +648,5 @@ func DecodeCollParts(b []byte) ([]CollPart, error) {
 	if len(b) != 0 {
 		return nil, fmt.Errorf("collective parts: %d bytes after the last part", len(b))
 	}
-	return parts, nil
+	return dst[:len(dst)+int(n)], nil
 }

@@ -110,22 +110,22 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 	for _, b := range blocks {
 		basis.Merge(NewStatBasis(b))
 	}
-	owned := make([][][]CollPart, procs) // by owner, lists from each process
+	owned := make([][]CollPart, procs) // by owner, the parts of every process
 	for me, b := range blocks {
 		mine, err := SplitCollParts(CollParts(b), procs, me, func(o int, b []byte) error {
 			// over the wire, as between processes
-			parts, err := DecodeCollParts(b)
-			owned[o] = append(owned[o], parts)
+			var err error
+			owned[o], err = DecodeCollParts(owned[o], b)
 			return err
 		})
 		if err != nil {
 			panic(err)
 		}
-		owned[me] = append(owned[me], mine)
+		owned[me] = append(owned[me], mine...)
 	}
 	all := newStatPart()
 	for p := len(blocks) - 1; p >= 0; p-- {
-		all.Merge(SummarizeStats(blocks[p], MergeCollParts(owned[p]...), basis))
+		all.Merge(SummarizeStats(blocks[p], MergeCollParts(owned[p]), basis))
 	}
 	return all.Stats(basis)
 }
@@ -233,7 +233,7 @@ func TestCollPartsEncoding(t *testing.T) {
 	parts := CollParts(srcs)
 	parts[0].Wait = xsum{1e-3, 1e-20} // two partial sums
 	b := appendCollParts(parts)
-	got, err := DecodeCollParts(b)
+	got, err := DecodeCollParts(nil, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func TestCollPartsEncoding(t *testing.T) {
 		t.Errorf("decoded parts differ (-sent +got):\n%s", d)
 	}
 	for _, cut := range []int{0, 1, len(b) / 2, len(b) - 1} {
-		if _, err := DecodeCollParts(b[:cut]); err == nil {
+		if _, err := DecodeCollParts(nil, b[:cut]); err == nil {
 			t.Errorf("%d of %d bytes decoded without an error", cut, len(b))
 		}
 	}
-	if _, err := DecodeCollParts(append(b, 0)); err == nil {
+	if _, err := DecodeCollParts(nil, append(b, 0)); err == nil {
 		t.Error("a trailing byte decoded without an error")
 	}
 }
