@@ -157,11 +157,14 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	// at once) and go on. Nothing comes back to them, so a replay whose
 	// root alone needs the result (bwc's delay costs) runs ahead instead
 	// of in lockstep; a failed gather fails on the root (and the run).
+	// Every gatherCredit-th Gather on a communicator waits for the root
+	// all the same, so that its members run at most that many calls
+	// ahead and the root holds at most that many of their contributions.
 	// With hosted ranks (1 < M < N) a Gather synchronises like the other
 	// collectives (world.oneWayGather).
-	coord, oneWay := 0, ct.kind == kGather && callErr == "" && c.w.oneWayGather
-	if oneWay {
-		coord = ct.root
+	coord, oneWay := 0, false
+	if ct.kind == kGather && callErr == "" && c.w.oneWayGather {
+		coord, oneWay = ct.root, seq%gatherCredit != gatherCredit-1
 	}
 	if c.rank != coord {
 		if oneWay {
@@ -169,11 +172,11 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 			return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
 				func() []byte { return encodeContrib(ct, "") })
 		}
-		if err := c.postColl(0, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
+		if err := c.postColl(coord, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
 			func() []byte { return encodeContrib(ct, callErr) }); err != nil {
 			return nil, err
 		}
-		m, err := c.awaitColl(0, tagDown, ct, seq)
+		m, err := c.awaitColl(coord, tagDown, ct, seq)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +220,10 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	if oneWay {
 		return out, err
 	}
-	for i := 1; i < n; i++ {
+	for i := range n {
+		if i == coord {
+			continue
+		}
 		encode := func() []byte {
 			if err != nil {
 				return encodeReplyErr(err)
@@ -230,6 +236,10 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	}
 	return out, err
 }
+
+// gatherCredit is how many one-way Gathers on a communicator a member
+// may run ahead of the root (see collective).
+const gatherCredit = 64
 
 // errString is s as an error, nil for "".
 func errString(s string) error {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -453,6 +454,53 @@ func TestGatherOneWay(t *testing.T) {
 		}
 		if want := []string{"rank 0", "rank 1", "rank 2", "rank 3"}; !slices.Equal(got[root], want) {
 			t.Errorf("%s: root gathered %q, want %q", r.name, got[root], want)
+		}
+	}
+}
+
+// TestGatherCredit: the members of one-way gathers run at most
+// gatherCredit calls ahead of the root, and every call's data arrives.
+func TestGatherCredit(t *testing.T) {
+	const n, root, calls = 4, 1, 3*gatherCredit + 5
+	for _, r := range runners(n) {
+		if r.name != inProcess.name && !strings.HasPrefix(r.name, "hosted/M=1/") && !strings.HasPrefix(r.name, fmt.Sprintf("hosted/M=%d/", n)) {
+			continue // hosted ranks: every collective synchronises
+		}
+		var done [n]atomic.Int64 // gathers each rank completed
+		got, errs, err := runOn(t, r, n, func(c Comm) (int, error) {
+			me := c.Rank()
+			if me == root {
+				time.Sleep(20 * time.Millisecond) // the members run ahead as far as they may
+				for i := range n {
+					if d := done[i].Load(); d > gatherCredit-1 {
+						return 0, fmt.Errorf("rank %d completed %d gathers before the root's first", i, d)
+					}
+				}
+			}
+			gathered := 0
+			for k := range calls {
+				bs, err := c.Gather(root, []byte{byte(me), byte(k)})
+				if err != nil {
+					return 0, err
+				}
+				done[me].Add(1)
+				if me != root {
+					continue
+				}
+				for i, b := range bs {
+					if !bytes.Equal(b, []byte{byte(i), byte(k)}) {
+						return 0, fmt.Errorf("call %d: rank %d's data %v", k, i, b)
+					}
+				}
+				gathered++
+			}
+			return gathered, nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v (%v)", r.name, err, errs)
+		}
+		if got[root] != calls {
+			t.Errorf("%s: the root gathered %d times, want %d", r.name, got[root], calls)
 		}
 	}
 }
