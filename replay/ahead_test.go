@@ -156,7 +156,7 @@ func TestShipAhead(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s, live %v, windows %v", r.name, live, w), func(t *testing.T) {
 					if w != [2]int{} {
-						defer replay.SetWindows(w[0], w[1])()
+						defer replay.SetWindows(w[0], w[1], 0)()
 					}
 					got := replayAll(t, r.run, waitStates(live, true), traces, env)
 					if diff := cmp.Diff(want, got); diff != "" {
@@ -264,6 +264,62 @@ func TestSkipMessage(t *testing.T) {
 		want := []string{"fw 4 from 0: 0.003500 (true)", "fw 7 from 0: 0.000000 (false)"}
 		if diff := cmp.Diff(want, got[1].Got); diff != "" {
 			t.Errorf("live %v: rank 1 (-want +got):\n%s", live, diff)
+		}
+	}
+}
+
+// TestSkipGates: of the messages both sides skip, every gate-th between
+// two ranks on a communicator and tag goes all the same, empty; the
+// fields of the others arrive as always, whatever the gate.
+func TestSkipGates(t *testing.T) {
+	steps0 := [][]tinytrace.Step{tinytrace.Call("MPI_Init", 0, 1)}
+	steps1 := [][]tinytrace.Step{tinytrace.Call("MPI_Init", 0, 1)}
+	for k := range 10 {
+		at := float64(2 + 2*k)
+		steps0 = append(steps0, tinytrace.Call("MPI_Send", at, at+1, tinytrace.Send(at+0.5, 1, 7, 8)))
+		steps1 = append(steps1, tinytrace.Call("MPI_Recv", at, at+1.5, tinytrace.Recv(at+1.25, 0, 7, 8)))
+	}
+	steps0 = append(steps0, tinytrace.Call("MPI_Finalize", 30, 31))
+	steps1 = append(steps1, tinytrace.Call("MPI_Finalize", 30, 31))
+	d, traces := tinytrace.Build(t, tinytrace.Program(40, steps0...), tinytrace.Program(40, steps1...))
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// message by message; both sides skip the messages k%3 != 0, by
+	// their own count
+	register := func(bus *replay.Bus, s *seen) {
+		waitStates(true, true)(bus, s)
+		var sent, taken int
+		bus.On(replay.FwPreSend, func(c *replay.Ctx) error {
+			if sent++; sent%3 != 1 {
+				c.SkipMessage()
+			}
+			return nil
+		})
+		bus.On(replay.FwPreRecv, func(c *replay.Ctx) error {
+			if taken++; taken%3 != 1 {
+				c.SkipMessage()
+			}
+			return nil
+		})
+	}
+	want := replayAll(t, hpc.RunInProcess, register, traces, env)[1].Got
+	if len(want) != 10 || !strings.HasSuffix(want[0], "(true)") || !strings.HasSuffix(want[1], "(false)") || !strings.HasSuffix(want[3], "(true)") {
+		t.Fatalf("rank 1 got %q, want the fields of messages 0, 3, 6 and 9 only", want)
+	}
+	for _, gate := range []int{1, 2, 4} {
+		for _, r := range []struct {
+			name string
+			run  func(int, func(hpc.Comm) error) error
+		}{{"in-process", hpc.RunInProcess}, {"hosted", hosted}} {
+			func() {
+				defer replay.SetWindows(0, 0, gate)()
+				got := replayAll(t, r.run, register, traces, env)[1].Got
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s, gate %d: rank 1 (-default gate +got):\n%s", r.name, gate, diff)
+				}
+			}()
 		}
 	}
 }
