@@ -13,16 +13,16 @@ type Replayer struct {
 	ctx Ctx
 	// first Init/Finalize Leave handled
 	initDone, finalizeDone bool
-	// sent counts the messages of the current pass, skipped or not, by
+	// skipped counts the skipped messages of the current pass, by
 	// channel and partner (gated)
-	sent map[gateKey]uint32
+	skipped map[gateKey]uint32
 	// in holds the batches of a pass that ships ahead (nil: the pass
 	// replays message by message)
 	in *inbox
 	// ship is what the location ships ahead (nil: nothing)
 	ship *shipper
-	// early holds the collectives' wait-state exchanges done before the
-	// walk, by communicator (nil: none)
+	// early holds the collectives' wait-state exchanges, run a window
+	// at a time, by communicator (nil: none)
 	early map[uint32]*exchangeQueue
 	buf   []TimeRank // exchange scratch
 }
@@ -63,8 +63,8 @@ func (r *Replayer) walk(p *pass) error {
 	if err := r.Bus.Publish(Started, c); err != nil {
 		return err
 	}
-	r.in, r.ship, r.early, r.sent = nil, nil, nil, nil
-	defer func() { r.in, r.ship, r.early, r.sent = nil, nil, nil, nil }()
+	r.in, r.ship, r.early, r.skipped = nil, nil, nil, nil
+	defer func() { r.in, r.ship, r.early, r.skipped = nil, nil, nil, nil }()
 	if r.Loc.World != nil && r.Bus.shipsAhead(p) {
 		r.startAhead(p)
 	}
@@ -148,8 +148,7 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 	if err := r.Bus.Publish(st.pre, c); err != nil {
 		return err
 	}
-	gate := r.gated(m, st.do)
-	if c.skipMsg && !gate {
+	if c.skipMsg && !r.gated(m, st.do) {
 		c.out.reset()
 		return r.Bus.Publish(st.post, c)
 	}
@@ -183,8 +182,8 @@ func (r *Replayer) message(p *pass, st *step, i int) error {
 }
 
 // gateEvery is how often a message that both sides skip goes all the
-// same, empty: the gateEvery-th message between two ranks on a
-// communicator and tag, in the pass's order. Skipped messages no longer
+// same, empty: every gateEvery-th skipped message between two ranks on
+// a communicator and tag, in the pass's order. Skipped messages no longer
 // hold a location back, so without gates a location whose messages are
 // all skipped runs ahead through its walk, and what it ships to a
 // slower partner waits in the partner's mailbox (in bwc of the
@@ -202,17 +201,17 @@ type gateKey struct {
 	ship      bool
 }
 
-// gated counts message m of a message-by-message pass (do: Ship or
-// Take) and reports whether it goes even if both sides skip it. Both
-// sides count the messages of a channel between them in the same order
-// (the k-th message shipped is the k-th taken), so they agree.
+// gated counts skipped message m of a message-by-message pass (do: Ship
+// or Take) and reports whether it goes all the same. Both sides skip the
+// same messages and see those of a channel between them in the same
+// order (the k-th message shipped is the k-th taken), so they agree.
 func (r *Replayer) gated(m *localtrace.Message, do Action) bool {
-	if r.sent == nil {
-		r.sent = map[gateKey]uint32{}
+	if r.skipped == nil {
+		r.skipped = map[gateKey]uint32{}
 	}
 	k := gateKey{comm: m.Comm, tag: m.Tag, peer: uint32(m.Peer), ship: do == Ship}
-	n := r.sent[k]
-	r.sent[k] = n + 1
+	n := r.skipped[k]
+	r.skipped[k] = n + 1
 	return n%gateEvery == gateEvery-1
 }
 
