@@ -213,6 +213,9 @@ func (r *Replayer) exchangeEarly(p *pass) error {
 func (r *Replayer) nextWindow(q *exchangeQueue) error {
 	t := r.Loc.Trace
 	n := min(len(q.events), collWindow)
+	if n == 0 {
+		return fmt.Errorf("replay: more collectives on communicator %d than counted before the walk", q.id)
+	}
 	if len(q.window) < n {
 		q.window, q.ptrs = make([]exchange, n), make([]*exchange, n)
 	}
