@@ -160,10 +160,12 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	// Every gatherCredit-th Gather on a communicator waits for the root
 	// all the same, so that its members run at most that many calls
 	// ahead and the root holds at most that many of their contributions.
-	// With hosted ranks (1 < M < N) a Gather synchronises like the other
-	// collectives (world.oneWayGather).
+	// (Without that bound, members far ahead made bwc 3-4 times slower
+	// with hosted ranks, 1 < M < N, which then synchronised every
+	// Gather: the HPCG-like trace's full analysis at M = 2 took 3.5-3.7 s
+	// that way, 2.9-3.0 s with one-way Gathers and the credit.)
 	coord, oneWay := 0, false
-	if ct.kind == kGather && callErr == "" && c.w.oneWayGather {
+	if ct.kind == kGather && callErr == "" {
 		coord, oneWay = ct.root, seq%gatherCredit != gatherCredit-1
 	}
 	if c.rank != coord {

@@ -74,17 +74,9 @@ type world struct {
 	driving atomic.Bool
 	recvMu  sync.Mutex
 	routed  atomic.Bool
-	// oneWayGather: a Gather's members do not wait for its root (see
-	// collective): in one process and with one rank per process. Not
-	// with hosted ranks: there, over the MPI link, members running ahead
-	// made bwc 3-4× slower, for a cause not found yet (over in-memory
-	// links they are faster; with the waiting ranks driving the link,
-	// bwc of the HPCG-like benchmark trace at M = 2 took 8 s one-way
-	// against 1 s). Every process decides alike, from the placement.
-	oneWayGather bool
-	drains       int // the rank's calls since its last drain
-	ranks        []*rank
-	local        []*rank
+	drains  int // the rank's calls since its last drain
+	ranks   []*rank
+	local   []*rank
 
 	alive   atomic.Int64 // local ranks whose fn has not returned
 	blocked atomic.Int64 // local ranks waiting, not yet woken
@@ -212,7 +204,6 @@ func newWorld(link Link, place []int) *world {
 	}
 	w.alive.Store(int64(len(w.local)))
 	w.probe.every = minProbeEvery
-	w.oneWayGather = link == nil || w.procs == 1 || w.procs == w.n
 	return w
 }
 
