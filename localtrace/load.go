@@ -57,6 +57,9 @@ func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, 
 	}
 	b := newBuilder(defs, loc, numEvents)
 	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
+		if reuse.pages != nil {
+			offheap.Release(reuse.pages, reuse.dense) // the times in seconds are not reused
+		}
 		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],
 			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages,
 			bases: reuse.bases[:0], offset: b.t.offset, res: b.t.res}

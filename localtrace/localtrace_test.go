@@ -457,3 +457,37 @@ func TestTimeGoesBack(t *testing.T) {
 		t.Errorf("err = %v, want one containing %q", err, want)
 	}
 }
+
+// TestDecodeIntoDense: decoding into a trace that keeps its times in
+// seconds (a mapping of their own) unmaps them; the new times are
+// right.
+func TestDecodeIntoDense(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mappings of their own only on Linux")
+	}
+	_, d := open(t, bundled("ps_late_sender"))
+	data, n, ticks := synthStreamTicks(300_000, 1<<20, func(int) uint64 { return 1 << 33 })
+	tr := decodeSynthetic(t, data, 1<<20, d, n)
+	if !offheap.Owns(tr.pages, tr.dense) {
+		t.Fatal("the times in seconds are not mapped")
+	}
+	before := tr.pages.Bytes()
+	r, err := otf2.NewEventReader(bytes.NewReader(data), "synthetic", 0, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := DecodeInto(tr, r, d, 0, uint64(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != tr {
+		t.Fatal("DecodeInto did not reuse the trace")
+	}
+	if after := tr.pages.Bytes(); after > before {
+		t.Errorf("%d bytes mapped after decoding into the trace, %d before: the old times stay mapped", after, before)
+	}
+	last := len(ticks) - 1
+	if got, want := tr.Time(last), float64(int64(ticks[last]-d.Clock.GlobalOffset))/float64(d.Clock.TimerResolution); got != want {
+		t.Errorf("last event at %v, want %v", got, want)
+	}
+}
