@@ -153,7 +153,6 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err != nil {
 		return fail(err)
 	}
-
 	// Rank 0 collects the results location by location, process after
 	// process, so that besides the report it holds one location's
 	// encoded result at a time.

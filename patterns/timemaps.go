@@ -136,20 +136,21 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 	for k := lo; k < hi; k++ {
 		switch e := &t.Events[k]; e.Kind {
 		case localtrace.KindEnter:
+			tk := t.Time(k)
 			if omp {
 				if f, ok := tm.fork[k]; ok {
 					if k > lo { // (an interval from the fork starts after its cut)
 						tm.beforeFork(t, k, last)
 					}
 					acc.add(e.Arg, f)
-					last = t.Time(k)
+					last = tk
 					continue
 				}
 			}
 			if p := t.Callpaths[e.Arg].Parent; p != localtrace.None {
-				acc.add(p, t.Time(k)-last)
+				acc.add(p, tk-last)
 			}
-			last = t.Time(k)
+			last = tk
 		case localtrace.KindLeave:
 			if omp {
 				if j, ok := tm.join[k]; ok {
@@ -159,16 +160,18 @@ func (tm *timemaps) span(t *localtrace.Trace, lo, hi int) {
 					acc.add(e.Arg, j)
 				}
 			}
-			acc.add(e.Arg, t.Time(k)-last)
-			last = t.Time(k)
+			tk := t.Time(k)
+			acc.add(e.Arg, tk-last)
+			last = tk
 		case localtrace.KindJoin:
 			if omp {
+				tk := t.Time(k)
 				if k > lo {
 					if cp := t.Callpath(k); cp != localtrace.None {
-						acc.add(cp, t.Time(k)-last)
+						acc.add(cp, tk-last)
 					}
 				}
-				last = t.Time(k)
+				last = tk
 			}
 		}
 	}
