@@ -68,7 +68,7 @@ const None uint32 = math.MaxUint32
 // by kind:
 //
 //	Enter, Leave: the call path (index into Trace.Callpaths)
-//	Send, Recv, Isend, Irecv: index into Trace.Messages
+//	Send, Recv, Isend, Irecv: index of the message (Trace.Message)
 //	CollEnd, NbcComplete: index into Trace.Collectives
 //	IsendComplete, IrecvRequest, RequestTest, RequestCancelled,
 //	    CollBegin, NbcRequest: the linked event (None for none)
@@ -119,9 +119,8 @@ type Lock struct {
 	Lock, Order uint32
 }
 
-// Message holds the details of a point-to-point event, in 20 bytes
-// (a location of a ring has a message for every fourth event): its size
-// is Trace.MessageBytes.
+// Message holds the details of a point-to-point event (Trace.Message):
+// its size is Trace.MessageBytes.
 type Message struct {
 	Comm uint32 // communicator
 	Peer uint32 // rank of the partner in Comm
@@ -130,6 +129,18 @@ type Message struct {
 	// link is the linked event of an Isend (its completion or
 	// cancellation) or Irecv (its request), None for none
 	link uint32
+}
+
+// msgEntry is a message as a trace keeps it: 8 bytes (a location of a
+// ring has a message for every third event), where all of Message took
+// 20: the channel, an index into Trace.chans, and the size (Message.size).
+type msgEntry struct {
+	ch, size uint32
+}
+
+// channel is the communicator, partner and tag of messages.
+type channel struct {
+	comm, peer, tag uint32
 }
 
 // bigSize marks a message of 4 GiB − 1 bytes or more.

@@ -60,7 +60,7 @@ func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, 
 		if reuse.pages != nil {
 			offheap.Release(reuse.pages, reuse.dense) // the times in seconds are not reused
 		}
-		*reuse = Trace{Location: loc, Events: reuse.Events[:0], Messages: reuse.Messages[:0],
+		*reuse = Trace{Location: loc, Events: reuse.Events[:0], msgs: reuse.msgs[:0], links: reuse.links[:0],
 			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages,
 			bases: reuse.bases[:0], offset: b.t.offset, res: b.t.res}
 		b.t = reuse
@@ -212,16 +212,14 @@ func (b *builder) add(ev *otf2.Event) error {
 		return b.leave(t.Region(int(b.top())))
 	case otf2.EvMpiSend, otf2.EvMpiRecv, otf2.EvMpiIsend, otf2.EvMpiIrecv:
 		e.Kind = p2pKinds[ev.Type-otf2.EvMpiSend]
-		e.Arg = uint32(len(t.Messages))
-		m := Message{Peer: uint32(ev.Args[0]), Comm: uint32(ev.Args[1]), Tag: uint32(ev.Args[2]), link: None}
+		e.Arg = uint32(len(t.msgs))
 		switch ev.Type {
 		case otf2.EvMpiIsend:
 			b.pending[reqKey{0, ev.Args[4]}] = idx
 		case otf2.EvMpiIrecv:
 			link = b.complete(reqKey{1, ev.Args[4]}, idx)
 		}
-		t.Messages = room(t.mem(), t.Messages, len(t.Events), cap(t.Events))
-		t.addMessage(m, ev.Args[3])
+		t.addMessage(uint32(ev.Args[1]), uint32(ev.Args[0]), uint32(ev.Args[2]), ev.Args[3])
 	case otf2.EvMpiIsendComplete:
 		e.Kind = KindIsendComplete
 		link = b.complete(reqKey{0, ev.Args[0]}, idx)
@@ -376,7 +374,9 @@ func (b *builder) leave(region uint32) error {
 func (b *builder) finish() error {
 	t := b.t
 	p := t.mem()
-	t.Messages = shrink(p, t.Messages)
+	t.msgs = shrink(p, t.msgs)
+	t.links = shrink(p, t.links)
+	t.chanAt = nil
 	t.Collectives = shrink(p, t.Collectives)
 	t.Callpaths = shrink(p, t.Callpaths)
 	t.Events = shrink(p, t.Events)

@@ -243,21 +243,21 @@ func TestMessageBytes(t *testing.T) {
 	sizes := []uint64{0, 5, math.MaxUint32 - 1, math.MaxUint32, 1 << 40, math.MaxUint64, 7}
 	var tr Trace
 	for i, n := range sizes {
-		tr.Events = append(tr.Events, Event{Kind: KindSend, Arg: uint32(len(tr.Messages))})
-		tr.addMessage(Message{Comm: 1, Peer: uint32(i), Tag: 3}, n)
+		tr.Events = append(tr.Events, Event{Kind: KindSend, Arg: uint32(tr.NumMessages())})
+		tr.addMessage(1, uint32(i), 3, n)
 	}
 	var got []uint64
 	for i := range tr.Events {
 		got = append(got, tr.MessageBytes(i))
 		if m := tr.Message(i); m.Peer != uint32(i) || m.Comm != 1 || m.Tag != 3 {
-			t.Errorf("message %d: %+v", i, *m)
+			t.Errorf("message %d: %+v", i, m)
 		}
 	}
 	if diff := cmp.Diff(sizes, got); diff != "" {
 		t.Errorf("sizes (-want +got):\n%s", diff)
 	}
-	if n := unsafe.Sizeof(Message{}); n != 20 {
-		t.Errorf("a message takes %d bytes, want 20", n)
+	if n := unsafe.Sizeof(msgEntry{}); n != 8 {
+		t.Errorf("a message takes %d bytes, want 8", n)
 	}
 	if n := unsafe.Sizeof(Event{}); n != 12 {
 		t.Errorf("an event takes %d bytes, want 12", n)
@@ -326,8 +326,10 @@ func TestTablesOffHeap(t *testing.T) {
 		switch {
 		case !slices.Equal(a.Events, b.Events):
 			return "events"
-		case !slices.Equal(a.Messages, b.Messages):
+		case !slices.Equal(a.msgs, b.msgs) || !slices.Equal(a.chans, b.chans):
 			return "messages"
+		case !slices.Equal(a.links, b.links):
+			return "links"
 		case !slices.Equal(a.Collectives, b.Collectives):
 			return "collectives"
 		case !slices.Equal(a.Callpaths, b.Callpaths):
@@ -344,7 +346,7 @@ func TestTablesOffHeap(t *testing.T) {
 			if diff := same(heap, mapped); diff != "" {
 				t.Fatalf("%s differ from the heap's", diff)
 			}
-			if len(mapped.Messages) == 0 {
+			if len(mapped.msgs) == 0 {
 				t.Fatal("no messages")
 			}
 			p := mapped.pages
@@ -352,9 +354,9 @@ func TestTablesOffHeap(t *testing.T) {
 				t.Fatal("events not mapped")
 			}
 			want := len(mapped.Events) * int(unsafe.Sizeof(Event{}))
-			if offheap.Owns(p, mapped.Messages) {
-				want += len(mapped.Messages) * int(unsafe.Sizeof(Message{}))
-			} else if tc.numEvents > 0 {
+			if offheap.Owns(p, mapped.msgs) && (len(mapped.links) == 0 || offheap.Owns(p, mapped.links)) {
+				want += len(mapped.msgs)*int(unsafe.Sizeof(msgEntry{})) + len(mapped.links)*4
+			} else if tc.numEvents*int(unsafe.Sizeof(msgEntry{})) >= offheap.MinBytes {
 				t.Error("messages not mapped") // reserved for one per event
 			}
 			if got := p.Bytes(); got < want || got > want+2*4096 {

@@ -10,10 +10,19 @@ import (
 
 // Trace is the in-memory event trace of one location.
 type Trace struct {
-	Location    uint64 // OTF2 location id
-	Events      []Event
-	Messages    []Message
-	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into Messages
+	Location uint64 // OTF2 location id
+	Events   []Event
+	// msgs are the point-to-point events' messages (Message, Event.Arg
+	// indexes them), 8 bytes each: a channel and the size. chans holds
+	// the channels (communicator, partner, tag), each once (chanAt finds
+	// them while loading); links, the linked events of the messages,
+	// parallel to msgs once some message has one (Isend, Irecv) and
+	// empty before.
+	msgs        []msgEntry
+	chans       []channel
+	chanAt      map[channel]uint32
+	links       []uint32
+	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into msgs
 	Collectives []Collective
 	Metrics     []MetricSample
 	Locks       []Lock
@@ -273,7 +282,14 @@ func (t *Trace) linkOf(i int) *uint32 {
 	e := &t.Events[i]
 	switch e.Kind {
 	case KindIsend, KindIrecv:
-		return &t.Messages[e.Arg].link
+		if len(t.links) == 0 {
+			// the first message with a link: every message gets one
+			t.links = room(t.mem(), t.links[:0], len(t.Events), cap(t.Events))
+			for range t.msgs {
+				t.links = append(room(t.mem(), t.links, len(t.Events), cap(t.Events)), None)
+			}
+		}
+		return &t.links[e.Arg]
 	case KindCollEnd, KindNbcComplete:
 		return &t.Collectives[e.Arg].link
 	case KindIsendComplete, KindIrecvRequest, KindRequestTest, KindRequestCancelled, KindCollBegin, KindNbcRequest:
@@ -286,30 +302,56 @@ func (t *Trace) linkOf(i int) *uint32 {
 func (t *Trace) Lock(i int) Lock { return t.Locks[t.Events[i].Arg] }
 
 // Message returns the message details of a point-to-point event.
-func (t *Trace) Message(i int) *Message { return &t.Messages[t.Events[i].Arg] }
+func (t *Trace) Message(i int) Message {
+	a := t.Events[i].Arg
+	m := t.msgs[a]
+	c := t.chans[m.ch]
+	link := None
+	if len(t.links) > 0 {
+		link = t.links[a]
+	}
+	return Message{Comm: c.comm, Peer: c.peer, Tag: c.tag, size: m.size, link: link}
+}
+
+// NumMessages returns the number of point-to-point events.
+func (t *Trace) NumMessages() int { return len(t.msgs) }
 
 // MessageBytes returns the size of the message of a point-to-point
 // event.
 func (t *Trace) MessageBytes(i int) uint64 {
 	a := t.Events[i].Arg
-	if s := t.Messages[a].size; s != bigSize {
+	if s := t.msgs[a].size; s != bigSize {
 		return uint64(s)
 	}
 	return t.bigSizes[a]
 }
 
-// addMessage appends m of n bytes to the messages.
-func (t *Trace) addMessage(m Message, n uint64) {
-	if n < bigSize {
-		m.size = uint32(n)
-	} else {
+// addMessage appends the message of n bytes on comm to peer with tag,
+// of the event to come (linkOf sets its link).
+func (t *Trace) addMessage(comm, peer, tag uint32, n uint64) {
+	m := msgEntry{size: uint32(n)}
+	if n >= bigSize {
 		m.size = bigSize
 		if t.bigSizes == nil {
 			t.bigSizes = map[uint32]uint64{}
 		}
-		t.bigSizes[uint32(len(t.Messages))] = n
+		t.bigSizes[uint32(len(t.msgs))] = n
 	}
-	t.Messages = append(t.Messages, m)
+	c := channel{comm, peer, tag}
+	ch, ok := t.chanAt[c]
+	if !ok {
+		if t.chanAt == nil {
+			t.chanAt = map[channel]uint32{}
+		}
+		ch = uint32(len(t.chans))
+		t.chans = append(t.chans, c)
+		t.chanAt[c] = ch
+	}
+	m.ch = ch
+	if len(t.links) > 0 {
+		t.links = append(room(t.mem(), t.links, len(t.Events), cap(t.Events)), None)
+	}
+	t.msgs = append(room(t.mem(), t.msgs, len(t.Events), cap(t.Events)), m)
 }
 
 // Collective returns the details of a CollEnd or NbcComplete event.
@@ -318,7 +360,7 @@ func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i
 // Bytes estimates the memory the trace holds, in bytes.
 func (t *Trace) Bytes() int {
 	n := cap(t.Events)*int(unsafe.Sizeof(Event{})) +
-		cap(t.Messages)*int(unsafe.Sizeof(Message{})) +
+		cap(t.msgs)*int(unsafe.Sizeof(msgEntry{})) + cap(t.links)*4 + cap(t.chans)*int(unsafe.Sizeof(channel{})) + len(t.chanAt)*24 +
 		cap(t.Collectives)*int(unsafe.Sizeof(Collective{})) +
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
 		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +

@@ -679,7 +679,7 @@ func (p *predictor) registerRendezvous(bus *replay.Bus) {
 	})
 	bus.On(WhatIfPrepSent, func(c *replay.Ctx) error {
 		if p.posted == nil {
-			p.posted = make([]float64, len(c.Trace.Messages))
+			p.posted = make([]float64, c.Trace.NumMessages())
 			for i := range p.posted {
 				p.posted[i] = math.NaN()
 			}

@@ -181,12 +181,11 @@ func (r *Replayer) shipStretch(p *pass, n int) error {
 			continue
 		}
 		c.reset(i)
-		m := t.Message(i)
+		m := c.setMsg(t.Message(i))
 		dest, err := r.Loc.env.WorldRank(m.Comm, int(m.Peer), me)
 		if err != nil {
 			return r.errorf(i, err)
 		}
-		c.Peer, c.msg = int(m.Peer), m
 		if err := r.Bus.Publish(st.pre, c); err != nil {
 			return r.errorf(i, err)
 		}

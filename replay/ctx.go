@@ -36,8 +36,9 @@ type Ctx struct {
 	// Peer is the partner's communicator rank of the current message.
 	Peer int
 
-	msg     *localtrace.Message // the current message, nil for none
-	skipMsg bool                // SkipMessage was called at the current message
+	msg     *localtrace.Message // the current message (&msgBuf), nil for none
+	msgBuf  localtrace.Message
+	skipMsg bool // SkipMessage was called at the current message
 	// the world ranks the current collective synchronised (shared),
 	// whether it synchronised this member, whether they are known
 	// (CollSynced)
@@ -154,6 +155,13 @@ func (c *Ctx) SendInverse() error {
 	return c.sendInverse(comm, c.Peer, c.msg)
 }
 
+// setMsg makes m the current message.
+func (c *Ctx) setMsg(m localtrace.Message) *localtrace.Message {
+	c.msgBuf = m
+	c.Peer, c.msg = int(m.Peer), &c.msgBuf
+	return c.msg
+}
+
 func (c *Ctx) sendInverse(comm hpc.Comm, peer int, m *localtrace.Message) error {
 	c.wire = c.out.encode(c.wire[:0])
 	c.out.reset()
@@ -195,7 +203,7 @@ func (c *Ctx) SendInverseOf(i int) error {
 	if err != nil {
 		return fmt.Errorf("replay: SendInverseOf: %w", err)
 	}
-	return c.sendInverse(comm, int(m.Peer), m)
+	return c.sendInverse(comm, int(m.Peer), &m)
 }
 
 // RecvInverseOf is RecvInverse for the message of event i, the
@@ -205,14 +213,14 @@ func (c *Ctx) RecvInverseOf(i int) error {
 	if err != nil {
 		return fmt.Errorf("replay: RecvInverseOf: %w", err)
 	}
-	return c.recvInverse(comm, int(m.Peer), m)
+	return c.recvInverse(comm, int(m.Peer), &m)
 }
 
-func (c *Ctx) inverseOf(i int) (*localtrace.Message, hpc.Comm, error) {
+func (c *Ctx) inverseOf(i int) (localtrace.Message, hpc.Comm, error) {
 	switch c.Trace.Events[i].Kind {
 	case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
 	default:
-		return nil, nil, fmt.Errorf("event %d (%v) is no message", i, c.Trace.Events[i].Kind)
+		return localtrace.Message{}, nil, fmt.Errorf("event %d (%v) is no message", i, c.Trace.Events[i].Kind)
 	}
 	m := c.Trace.Message(i)
 	comm, err := c.Loc.inverseComm(c.Pass, m.Comm)

@@ -140,8 +140,7 @@ func (r *Replayer) isMessage(i int) bool {
 // message does a Ship or Take step at message event i.
 func (r *Replayer) message(p *pass, st *step, i int) error {
 	c := &r.ctx
-	m := r.Loc.Trace.Message(i)
-	c.Peer, c.msg = int(m.Peer), m
+	m := c.setMsg(r.Loc.Trace.Message(i))
 	if r.in != nil {
 		return r.messageAhead(st, m)
 	}
