@@ -225,8 +225,9 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 // statisticsMPI computes the statistics of the locations of all
 // processes (combine.StatPart) from mine, this process's: rank 0 gets
 // them, the others nil. The processes agree on the basis (an
-// Allgather), send the partial aggregates of every collective operation
-// to its owner (combine.CollOwner), and send their parts to rank 0, which
+// Allgather), exchange the partial aggregates of every collective
+// operation with its owner (combine.ExchangeCollParts, pairwise), and
+// send their parts to rank 0, which
 // merges them as they come: it holds parts, never the instances of
 // other processes.
 func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.PatternStats, error) {
@@ -251,30 +252,11 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 		}
 		basis.Merge(o)
 	}
-	colls := combine.CollParts(srcs)
-	for _, src := range srcs {
-		src.Colls = nil // in colls now
-	}
-	if procs > 1 {
-		mine, err := combine.SplitCollParts(colls, procs, me, func(proc int, b []byte) error { return w.Send(proc, statsTag, b) })
-		if err != nil {
-			return nil, err
-		}
-		// the parts other processes send join this process's own, in
-		// the room of the parts it sent them
-		for proc := range procs {
-			if proc == me {
-				continue
-			}
-			b, err := w.Recv(proc, statsTag)
-			if err != nil {
-				return nil, err
-			}
-			if mine, err = combine.DecodeCollParts(mine, b); err != nil {
-				return nil, fmt.Errorf("process %d: %w", proc, err)
-			}
-		}
-		colls = combine.MergeCollParts(mine)
+	colls, err := combine.ExchangeCollParts(srcs, procs, me, func(to, from int, b []byte) ([]byte, error) {
+		return w.Exchange(to, from, statsTag, b)
+	})
+	if err != nil {
+		return nil, err
 	}
 	part := combine.SummarizeStats(srcs, colls, basis)
 	if me != 0 {

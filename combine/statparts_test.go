@@ -1,11 +1,14 @@
 package combine
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -104,28 +107,51 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 		for len(blocks) <= p {
 			blocks = append(blocks, nil)
 		}
+		// ExchangeCollParts releases the instances: a copy of them
+		st := *s.Statistics
+		st.Colls = nil
+		for _, chunk := range s.Colls {
+			st.Colls = append(st.Colls, slices.Clone(chunk))
+		}
+		s.Statistics = &st
 		blocks[p] = append(blocks[p], s)
 	}
 	basis := NewStatBasis(nil)
 	for _, b := range blocks {
 		basis.Merge(NewStatBasis(b))
 	}
-	owned := make([][]CollPart, procs) // by owner, the parts of every process
-	for me, b := range blocks {
-		mine, err := SplitCollParts(CollParts(b), procs, me, func(o int, b []byte) error {
-			// over the wire, as between processes
-			var err error
-			owned[o], err = DecodeCollParts(owned[o], b)
-			return err
-		})
-		if err != nil {
-			panic(err)
+	for len(blocks) < procs {
+		blocks = append(blocks, nil) // processes without ranks take part too
+	}
+	// the processes exchange their parts at once, over channels, as
+	// over MPI
+	wire := make([][]chan []byte, procs) // from → to
+	for p := range wire {
+		wire[p] = make([]chan []byte, procs)
+		for q := range wire[p] {
+			wire[p][q] = make(chan []byte, 1)
 		}
-		owned[me] = append(owned[me], mine...)
+	}
+	owned := make([][]CollPart, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for me, b := range blocks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owned[me], errs[me] = ExchangeCollParts(b, procs, me, func(to, from int, b []byte) ([]byte, error) {
+				wire[me][to] <- bytes.Clone(b)
+				return <-wire[from][me], nil
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		panic(err)
 	}
 	all := newStatPart()
 	for p := len(blocks) - 1; p >= 0; p-- {
-		all.Merge(SummarizeStats(blocks[p], MergeCollParts(owned[p]), basis))
+		all.Merge(SummarizeStats(blocks[p], owned[p], basis))
 	}
 	return all.Stats(basis)
 }
@@ -250,8 +276,8 @@ func TestCollPartsEncoding(t *testing.T) {
 	}
 }
 
-// appendCollParts encodes parts as SplitCollParts encodes those of one
-// owner.
+// appendCollParts encodes parts as ExchangeCollParts encodes those of
+// one owner.
 func appendCollParts(parts []CollPart) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(parts)))
 	for i := range parts {

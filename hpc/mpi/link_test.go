@@ -346,3 +346,33 @@ func TestWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExchange: in rounds r = 0…n−1 every process sends to me+r and
+// receives from me−r what that process sent it, of any size (empty, and
+// beyond the eager sizes).
+func TestExchange(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	me, n := w.Rank(), w.Size()
+	msg := func(from, to int) []byte {
+		b := fmt.Appendf(nil, "%d>%d", from, to)
+		switch (from + to) % 3 {
+		case 0:
+			return nil
+		case 1:
+			return append(b, bytes.Repeat([]byte{byte(from)}, 1<<20)...)
+		}
+		return b
+	}
+	for r := range n {
+		to, from := (me+r)%n, (me-r+n)%n
+		got, err := w.Exchange(to, from, 940, msg(me, to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := msg(from, me); !bytes.Equal(got, want) {
+			t.Errorf("round %d: got %d bytes from %d, want %d", r, len(got), from, len(want))
+		}
+	}
+}

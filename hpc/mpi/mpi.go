@@ -44,6 +44,14 @@ static int scout_recv(void *buf, int n, int src, int tag, MPI_Comm comm) {
 	return MPI_Recv(buf, n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
 }
 
+static int scout_sendrecv_count(long long sn, int dest, long long *rn, int src, int tag, MPI_Comm comm) {
+	return MPI_Sendrecv(&sn, 1, MPI_LONG_LONG, dest, tag, rn, 1, MPI_LONG_LONG, src, tag, comm, MPI_STATUS_IGNORE);
+}
+
+static int scout_sendrecv(void *sbuf, int sn, int dest, void *rbuf, int rn, int src, int tag, MPI_Comm comm) {
+	return MPI_Sendrecv(sbuf, sn, MPI_BYTE, dest, tag, rbuf, rn, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+}
+
 static int scout_test(MPI_Request *req, int *flag) {
 	return MPI_Test(req, flag, MPI_STATUS_IGNORE);
 }
@@ -71,6 +79,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -205,6 +214,32 @@ func (r *Request) Test() (bool, error) {
 		r.release()
 	}
 	return flag != 0, nil
+}
+
+// Exchange sends data to dest and returns what src sends this process
+// with Exchange and the same tag (MPI_Sendrecv, the size first): a
+// pairwise exchange, from and into Go memory, so no copy waits in C
+// memory for the receiver as with Send.
+func (c *Comm) Exchange(dest, src, tag int, data []byte) ([]byte, error) {
+	if len(data) > math.MaxInt32 {
+		return nil, fmt.Errorf("exchange with %d and %d (tag %d): %d bytes: too large", dest, src, tag, len(data))
+	}
+	var n C.longlong
+	if err := check("MPI_Sendrecv", C.scout_sendrecv_count(C.longlong(len(data)), C.int(dest), &n, C.int(src), C.int(tag), c.c)); err != nil {
+		return nil, fmt.Errorf("exchange with %d and %d (tag %d): %w", dest, src, tag, err)
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return nil, fmt.Errorf("exchange with %d and %d (tag %d): process %d announced %d bytes", dest, src, tag, src, int64(n))
+	}
+	buf := make([]byte, int(n)+1) // never empty, for the pointer
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	if err := check("MPI_Sendrecv", C.scout_sendrecv(p, C.int(len(data)), C.int(dest), unsafe.Pointer(&buf[0]), C.int(n), C.int(src), C.int(tag), c.c)); err != nil {
+		return nil, fmt.Errorf("exchange with %d and %d (tag %d): %w", dest, src, tag, err)
+	}
+	return buf[:n:n], nil
 }
 
 // Send sends a copy of data to dest without waiting for the receiver.
