@@ -603,11 +603,7 @@ func (s *session) statSources(ls []*located) []combine.StatSource {
 		if st == nil {
 			st = patterns.NewStatistics()
 		}
-		for _, chunk := range st.Colls {
-			for i := range chunk {
-				chunk[i].Callpath = l.global[chunk[i].Callpath]
-			}
-		}
+		st.Colls.MapCallpaths(func(cp uint32) uint32 { return l.global[cp] })
 		for _, cs := range st.Severe {
 			for i := range cs {
 				cs[i].Callpath = l.global[cs[i].Callpath]

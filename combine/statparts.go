@@ -150,23 +150,18 @@ func (c *CollPart) merge(o *CollPart) {
 func CollParts(srcs []StatSource) []CollPart {
 	n := 0
 	for _, s := range srcs {
-		for _, chunk := range s.Colls {
-			n += len(chunk)
-		}
+		n += s.Colls.Len()
 	}
 	parts := make([]CollPart, 0, n) // a part per instance, until they merge
 	waits := make([]float64, 0, n)  // the parts' sums, one value each until they merge
 	for _, s := range srcs {
 		i := 0
-		for _, chunk := range s.Colls {
-			for k := range chunk {
-				in := &chunk[k]
-				waits = append(waits, in.Duration)
-				c := instancePart(in, StatPos{s.Rank, s.Thread, int64(i)})
-				c.Wait = waits[len(waits)-1 : len(waits) : len(waits)]
-				parts = append(parts, c)
-				i++
-			}
+		for in := range s.Colls.All {
+			waits = append(waits, in.Duration)
+			c := instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})
+			c.Wait = waits[len(waits)-1 : len(waits) : len(waits)]
+			parts = append(parts, c)
+			i++
 		}
 	}
 	return MergeCollParts(parts)
@@ -556,17 +551,15 @@ const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
 // 50 000 parts).
 //
 // The instances are encoded straight into their owners' buffers, and
-// their chunks released as they are (srcs' Colls are nil afterwards):
+// their chunks released as they are (srcs' Colls are empty afterwards):
 // converting them all into parts first held every instance three times
 // over (the instance, its part and its encoding), 30 MB for 190 000
 // instances. Received parts merge with this process's after every round.
 func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from int, b []byte) ([]byte, error)) ([]CollPart, error) {
 	count := make([]int, procs)
 	for _, s := range srcs {
-		for _, chunk := range s.Colls {
-			for k := range chunk {
-				count[instanceOwner(&chunk[k], procs)]++
-			}
+		for in := range s.Colls.All {
+			count[instanceOwner(&in, procs)]++
 		}
 	}
 	bufs := make([][]byte, procs)
@@ -580,24 +573,20 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 	var one [1]float64
 	for _, s := range srcs {
 		i := 0
-		for j, chunk := range s.Colls {
-			for k := range chunk {
-				c := instancePart(&chunk[k], StatPos{s.Rank, s.Thread, int64(i)})
-				i++
-				if o := instanceOwner(&chunk[k], procs); o != me {
-					one[0] = chunk[k].Duration
-					c.Wait = one[:]
-					bufs[o] = appendCollPart(bufs[o], &c)
-					continue
-				}
-				n := len(mine)
-				waits[n] = chunk[k].Duration
-				c.Wait = waits[n : n+1 : n+1]
-				mine = append(mine, c)
+		for in := range s.Colls.Drain {
+			c := instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})
+			i++
+			if o := instanceOwner(&in, procs); o != me {
+				one[0] = in.Duration
+				c.Wait = one[:]
+				bufs[o] = appendCollPart(bufs[o], &c)
+				continue
 			}
-			s.Colls[j] = nil
+			n := len(mine)
+			waits[n] = in.Duration
+			c.Wait = waits[n : n+1 : n+1]
+			mine = append(mine, c)
 		}
-		s.Colls = nil
 	}
 	mine = MergeCollParts(mine)
 	for r := 1; r < procs; r++ {

@@ -109,9 +109,9 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 		}
 		// ExchangeCollParts releases the instances: a copy of them
 		st := *s.Statistics
-		st.Colls = nil
-		for _, chunk := range s.Colls {
-			st.Colls = append(st.Colls, slices.Clone(chunk))
+		st.Colls = patterns.CollInstances{}
+		for in := range s.Colls.All {
+			st.Colls.Add(in)
 		}
 		s.Statistics = &st
 		blocks[p] = append(blocks[p], s)

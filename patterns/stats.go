@@ -75,9 +75,9 @@ type Statistics struct {
 	// found, in chunks.
 	Waits [][][]float64
 	// Colls are the instances in collective operations (Coll.Seq >= 0),
-	// in the order found, in chunks: they are aggregated over the
-	// operation's participants.
-	Colls [][]Instance
+	// in the order found: they are aggregated over the operation's
+	// participants.
+	Colls CollInstances
 	// Severe are, by index into StatPatterns, the location's most severe
 	// point-to-point instance of each call path among those that waited
 	// (the first found of equals), in no particular order.
@@ -118,7 +118,7 @@ func (s *Statistics) Add(in Instance) {
 		s.Waits[p] = appendChunked(s.Waits[p], in.Duration)
 	}
 	if in.Coll.Seq >= 0 {
-		s.Colls = appendChunked(s.Colls, in)
+		s.Colls.Add(in)
 		return
 	}
 	k := s.p2p

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"iter"
 	"slices"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestStatisticsAdd(t *testing.T) {
 		LS, NxN []float64
 		Colls   []patterns.Instance
 		Severe  []patterns.Ranked
-	}{slices.Concat(s.Waits[ls]...), slices.Concat(s.Waits[nxn]...), slices.Concat(s.Colls...), s.Severe[ls]}
+	}{slices.Concat(s.Waits[ls]...), slices.Concat(s.Waits[nxn]...), slices.Collect(iter.Seq[patterns.Instance](s.Colls.All)), s.Severe[ls]}
 	want := got
 	want.LS = []float64{0.5, 0.7, 0.7, 0.2}
 	want.NxN = []float64{0.1}
@@ -48,5 +49,46 @@ func TestStatisticsAdd(t *testing.T) {
 	}
 	if len(s.Severe[nxn]) != 0 {
 		t.Errorf("collective instances among the point-to-point candidates: %v", s.Severe[nxn])
+	}
+}
+
+// TestCollInstances: the instances come back as they were added, in
+// order, whether they share a row (an operation's end, call path, key
+// and rank) or not, across chunks and beyond 255 instances of a row;
+// MapCallpaths maps them and Drain empties the collection.
+func TestCollInstances(t *testing.T) {
+	var want []patterns.Instance
+	for i := range 20_000 {
+		op := i / 3 // mostly three instances an operation
+		if i%7 == 0 {
+			op = i // some alone
+		}
+		in := patterns.Instance{Pattern: uint8(i % 5), Enter: float64(i), Exit: float64(op) + 0.5, Duration: float64(i%11) * 1e-3,
+			Callpath: uint32(op % 13), Rank: int32(op % 2), Coll: patterns.CollKey{Comm: uint32(op % 3), Seq: int32(op)}}
+		want = append(want, in)
+	}
+	for range 600 { // one operation's row with more than 255 instances
+		in := want[len(want)-1]
+		in.Enter++
+		want = append(want, in)
+	}
+	var c patterns.CollInstances
+	for _, in := range want {
+		c.Add(in)
+	}
+	all := func() []patterns.Instance { return slices.Collect(iter.Seq[patterns.Instance](c.All)) }
+	if d := cmp.Diff(want, all()); d != "" || c.Len() != len(want) {
+		t.Fatalf("%d instances, want %d (-want +got):\n%s", c.Len(), len(want), d)
+	}
+	c.MapCallpaths(func(cp uint32) uint32 { return cp + 100 })
+	for i := range want {
+		want[i].Callpath += 100
+	}
+	got := slices.Collect(iter.Seq[patterns.Instance](c.Drain))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("mapped (-want +got):\n%s", d)
+	}
+	if c.Len() != 0 || len(all()) != 0 {
+		t.Errorf("%d instances (%d yielded) after Drain", c.Len(), len(all()))
 	}
 }
