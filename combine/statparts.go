@@ -59,6 +59,7 @@ type StatBasis struct {
 
 // NewStatBasis returns the basis of srcs.
 func NewStatBasis(srcs []StatSource) StatBasis {
+	seal(srcs)
 	n := len(patterns.StatPatterns)
 	b := StatBasis{Counts: make([]int64, n), Bounds: make([]float64, n), MaxObs: make([]float64, n)}
 	for _, s := range srcs {
@@ -148,6 +149,7 @@ func (c *CollPart) merge(o *CollPart) {
 // CollParts aggregates the collective instances of srcs, one part per
 // pattern and operation (MergeCollParts).
 func CollParts(srcs []StatSource) []CollPart {
+	seal(srcs)
 	n := 0
 	for _, s := range srcs {
 		n += s.Colls.Len()
@@ -165,6 +167,13 @@ func CollParts(srcs []StatSource) []CollPart {
 		}
 	}
 	return MergeCollParts(parts)
+}
+
+// seal completes the waits of srcs (patterns.Statistics.Seal).
+func seal(srcs []StatSource) {
+	for _, s := range srcs {
+		s.Seal()
+	}
 }
 
 // MergeCollParts merges the parts of each pattern and operation into
@@ -254,6 +263,7 @@ func newStatPart() StatPart {
 // (every participant's instance merged), on the basis all parts share.
 // It computes the ranks' density estimates in parallel.
 func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPart {
+	seal(srcs)
 	srcs = slices.Clone(srcs)
 	slices.SortStableFunc(srcs, func(a, b StatSource) int { return StatPos{a.Rank, a.Thread, 0}.compare(StatPos{b.Rank, b.Thread, 0}) })
 	var ranks [][]StatSource // the sources of one rank, in thread order
@@ -556,6 +566,7 @@ const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
 // over (the instance, its part and its encoding), 30 MB for 190 000
 // instances. Received parts merge with this process's after every round.
 func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from int, b []byte) ([]byte, error)) ([]CollPart, error) {
+	seal(srcs) // before the instances go
 	count := make([]int, procs)
 	for _, s := range srcs {
 		for in := range s.Colls.All {

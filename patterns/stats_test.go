@@ -13,7 +13,8 @@ import (
 // TestStatisticsAdd: a location keeps the waits of its instances by
 // pattern, in order, and in full only the collective instances and the
 // most severe point-to-point instance of each call path (the first of
-// equals), with its place among the point-to-point instances.
+// equals), with its place among the point-to-point instances; the
+// collective instances' waits join the others at Seal.
 func TestStatisticsAdd(t *testing.T) {
 	ls := uint8(slices.Index(patterns.StatPatterns, "mpi_latesender"))
 	nxn := uint8(slices.Index(patterns.StatPatterns, "mpi_wait_nxn"))
@@ -34,6 +35,11 @@ func TestStatisticsAdd(t *testing.T) {
 	for _, x := range ins {
 		s.Add(x)
 	}
+	if len(s.Waits[nxn]) != 0 {
+		t.Errorf("collective waits before Seal: %v", s.Waits[nxn])
+	}
+	s.Seal()
+	s.Seal() // once only
 	got := struct {
 		LS, NxN []float64
 		Colls   []patterns.Instance
