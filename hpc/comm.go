@@ -96,6 +96,9 @@ type Comm interface {
 	// made by mk at the first call; the value lives as long as the
 	// communicator. Members in other processes have values of their own.
 	Shared(key any, mk func() any) any
+	// Unshare drops the value shared under key in this process; a later
+	// Shared makes it anew.
+	Unshare(key any)
 	// Split makes a communicator of the members that pass the same
 	// color (collectively, MPI_Comm_split with the rank as key): their
 	// ranks in it follow their ranks here. Members passing a negative

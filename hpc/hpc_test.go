@@ -947,3 +947,23 @@ func TestDrain(t *testing.T) {
 		t.Errorf("frames in the link: %d before %d sends, %d after, want at most %d", before, sends, after, want)
 	}
 }
+
+// TestUnshare: Shared gives every call the same value until Unshare
+// drops it; the next Shared makes a new one.
+func TestUnshare(t *testing.T) {
+	out, _ := same(t, 4, func(c Comm) (bool, error) {
+		mk := func() any { return new(int) }
+		a := c.Shared("k", mk)
+		if c.Shared("k", mk) != a {
+			return false, errors.New("a second value before Unshare")
+		}
+		if _, err := c.AllreduceFloats(Sum, []float64{1}); err != nil { // every rank has a
+			return false, err
+		}
+		c.Unshare("k")
+		return c.Shared("k", mk) != a, nil
+	})
+	if diff := cmp.Diff([]bool{true, true, true, true}, out); diff != "" {
+		t.Errorf("a new value after Unshare, by rank (-want +got):\n%s", diff)
+	}
+}

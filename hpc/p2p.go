@@ -40,6 +40,14 @@ func (c *comm) Shared(key any, mk func() any) any {
 	return v
 }
 
+// Unshare drops the value shared under key.
+func (c *comm) Unshare(key any) {
+	in := c.info
+	in.mu.Lock()
+	delete(in.shared, key)
+	in.mu.Unlock()
+}
+
 // Communicator ids: the world is 0; the coordinator (rank 0) of a Create
 // names the new communicator (its world rank + 1) << 32 | n, for the n-th
 // communicator it named.
