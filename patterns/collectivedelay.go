@@ -144,7 +144,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	members := c.Env.CommMembers[comm]
 	delayer := members[rec.delayer]
 	sync := rc.sp.has(c.Index)
-	isDelayer := me == rec.delayer
+	isDelayer := me == int(rec.delayer)
 	const nk = 1 + numCostTypes
 	// the wait (short term) and the incoming costs by type (long term)
 	cd.gamma = append(cd.gamma[:0], math.Max(rc.sp.waitOf(c.Index), 0))
@@ -158,7 +158,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		}
 		replay.Put(c, MemberTimes, rc.dl.out)
 	}
-	n, err := c.GatherFields(rec.delayer)
+	n, err := c.GatherFields(int(rec.delayer))
 	if err != nil || !isDelayer {
 		return false, err
 	}
@@ -207,7 +207,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			pw, t0 = cd.local.sum, cd.localMap
 		}
 		var local replay.Timemap
-		if mSync && r != rec.delayer {
+		if mSync && r != int(rec.delayer) {
 			local, _ = replay.Get(c, MemberTimes)
 		}
 		dsum := 0.0
@@ -294,7 +294,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			total += add
 		}
 		if k == 0 {
-			rc.addCostsScaled(rec.typ, props, cd.keys, cd.vals)
+			rc.addCostsScaled(int(rec.typ), props, cd.keys, cd.vals)
 		} else {
 			rc.addCostsScaled(k-1, props, cd.keys, cd.vals)
 		}

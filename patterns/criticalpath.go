@@ -206,7 +206,7 @@ func (rc *rootCause) collPath(c *replay.Ctx, rec collRecord, handOver bool) erro
 	if err != nil {
 		return err
 	}
-	if out[0] > 0 && me == rec.delayer {
+	if out[0] > 0 && me == int(rec.delayer) {
 		p.onCP, p.endEv = true, c.Index
 	}
 	return nil

@@ -349,14 +349,14 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(replay.FwBarrier, func(c *replay.Ctx) error {
-		rc.colls.add(c, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayBarrier, typ: costBarrier})
+		rc.colls.add(c, collRecord{delayer: int32(c.Coll.Latest.Rank), metric: DelayBarrier, typ: costBarrier})
 		if c.Coll.SyncPoint {
 			rc.addColl(c, c.Idle, c.Completion, -1, c.Env.CommMembers[c.Trace.Collective(c.Index).Comm])
 		}
 		return nil
 	})
 	bus.On(replay.FwNxN, func(c *replay.Ctx) error {
-		rc.colls.add(c, collRecord{delayer: c.Coll.Latest.Rank, metric: DelayNxN, typ: costNxN})
+		rc.colls.add(c, collRecord{delayer: int32(c.Coll.Latest.Rank), metric: DelayNxN, typ: costNxN})
 		syncs, err := rc.syncedRanks(c, c.Coll.SyncPoint)
 		if err != nil || !c.Coll.SyncPoint {
 			return err
@@ -366,7 +366,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.FwOneToN, func(c *replay.Ctx) error {
 		root := c.Coll.Root.Rank
-		rc.colls.add(c, collRecord{delayer: root, metric: DelayOneToN, typ: costOneToN})
+		rc.colls.add(c, collRecord{delayer: int32(root), metric: DelayOneToN, typ: costOneToN})
 		me, _, err := c.CollMember()
 		if err != nil {
 			return err
@@ -384,7 +384,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	})
 	bus.On(replay.FwNToOne, func(c *replay.Ctx) error {
 		ci := &c.Coll
-		rc.colls.add(c, collRecord{delayer: ci.Latest.Rank, metric: DelayNToOne, typ: costNToOne})
+		rc.colls.add(c, collRecord{delayer: int32(ci.Latest.Rank), metric: DelayNToOne, typ: costNToOne})
 		if !ci.SyncPoint {
 			return nil
 		}
