@@ -3,6 +3,7 @@ package combine
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"scout/localtrace/otf2"
 )
@@ -93,10 +94,47 @@ const (
 	hasGrid3D
 )
 
-// The name patterns of the remapping specification.
+// The name patterns of the remapping specification, compiled at the
+// first classify (compileMasks): only the report needs them, and held
+// by every process from its start they took half a megabyte of heap.
 var (
+	reMPIStartup            *regexp.Regexp
+	reMPIComm               *regexp.Regexp
+	reMPIFileMgmt           *regexp.Regexp
+	reMPIFileMgmtIndividual *regexp.Regexp
+	reMPIWin                *regexp.Regexp
+	reMPIRMAActive          *regexp.Regexp
+	reMPIRMAPassive         *regexp.Regexp
+	reMPITestWait           *regexp.Regexp
+	reMPIPut                *regexp.Regexp
+	reMPIGet                *regexp.Regexp
+	reMPIFileIndiv          *regexp.Regexp
+	reMPIFileColl           *regexp.Regexp
+	reOMPLockAPI            *regexp.Regexp
+	rePthreadMgmt           *regexp.Regexp
+	rePthreadMutex          *regexp.Regexp
+	rePthreadCond           *regexp.Regexp
+	reACCSetup              *regexp.Regexp
+	reACCComm               *regexp.Regexp
+	reACCSync               *regexp.Regexp
+	reACCLaunch             *regexp.Regexp
+	reOpenCLSetup           *regexp.Regexp
+	reOpenCLComm            *regexp.Regexp
+	reOpenCLSync            *regexp.Regexp
+	reOpenCLLaunch          *regexp.Regexp
+	reCUDASetup             *regexp.Regexp
+	reCUDAComm              *regexp.Regexp
+	reCUDASync              *regexp.Regexp
+	reCUDALaunch            *regexp.Regexp
+	reCuSetup               *regexp.Regexp
+	reCuComm                *regexp.Regexp
+	reCuSync                *regexp.Regexp
+	reCuLaunch              *regexp.Regexp
+)
+
+var compileMasks = sync.OnceFunc(func() {
 	reMPIStartup = regexp.MustCompile(`^MPI_(Init(_thread|ialized){0,1}|Finalize(d){0,1})$`)
-	reMPIComm    = regexp.MustCompile(`^MPI_(Cart_(coords|create|get|map|rank|shift|sub)|Cartdim_get|` +
+	reMPIComm = regexp.MustCompile(`^MPI_(Cart_(coords|create|get|map|rank|shift|sub)|Cartdim_get|` +
 		`Comm_(accept|compare|connect|create(_group|_keyval){0,1}|delete_attr|disconnect|dup(_with_info){0,1}|` +
 		`free(_keyval){0,1}|get_(attr|info|name|parent)|group|idup|join|rank|remote_(group|size)|` +
 		`set_(attr|info|name)|size|spawn(_multiple){0,1}|split(_type){0,1}|test_inter)|Dims_create|` +
@@ -106,36 +144,36 @@ var (
 		`position(_shared){0,1}|size|type_extent|view)|open|preallocate|seek(_shared){0,1}|` +
 		`set_(atomicity|info|size|view)|sync)$`)
 	reMPIFileMgmtIndividual = regexp.MustCompile(`(delete|get|seek)`)
-	reMPIWin                = regexp.MustCompile(`^MPI_Win_(allocate(_shared){0,1}|attach|create(_dynamic|_keyval){0,1}|` +
+	reMPIWin = regexp.MustCompile(`^MPI_Win_(allocate(_shared){0,1}|attach|create(_dynamic|_keyval){0,1}|` +
 		`delete_attr|detach|free(_keyval){0,1}|get_(attr|group|info|name)|set_(attr|info|name)|shared_query)$`)
-	reMPIRMAActive  = regexp.MustCompile(`^MPI_Win_(complete|fence|post|start|test|wait)$`)
+	reMPIRMAActive = regexp.MustCompile(`^MPI_Win_(complete|fence|post|start|test|wait)$`)
 	reMPIRMAPassive = regexp.MustCompile(`^MPI_Win_((flush(_local){0,1}|lock|unlock)(_all){0,1}|sync)$`)
-	reMPITestWait   = regexp.MustCompile(`^MPI_(Test|Wait)(all|any|some){0,1}$`)
-	reMPIPut        = regexp.MustCompile(`^MPI_(Put|Rput)$`)
-	reMPIGet        = regexp.MustCompile(`^MPI_(Get|Rget)$`)
-	reMPIFileIndiv  = regexp.MustCompile(`^MPI_File_i{0,1}(read|write)(_at|_shared){0,1}$`)
-	reMPIFileColl   = regexp.MustCompile(`^MPI_File_((iread|iwrite)_(all|at_all)|(read|write)_(all|at_all|ordered)(_begin|_end){0,1})$`)
-	reOMPLockAPI    = regexp.MustCompile(`^omp_(destroy|init|set|test|unset)(_nest){0,1}_lock$`)
-	rePthreadMgmt   = regexp.MustCompile(`^pthread_(cancel|create|detach|exit|join)$`)
-	rePthreadMutex  = regexp.MustCompile(`^pthread_mutex_(destroy|init|lock|trylock|unlock)$`)
-	rePthreadCond   = regexp.MustCompile(`^pthread_cond_(broadcast|destroy|init|signal|timedwait|wait)$`)
-	reACCSetup      = regexp.MustCompile(`^acc_(init|shutdown)(@.*)?$`)
-	reACCComm       = regexp.MustCompile(`^acc_(upload|download)(@.*)?$`)
-	reACCSync       = regexp.MustCompile(`^acc_wait(@.*)?$`)
-	reACCLaunch     = regexp.MustCompile(`^acc_launch_kernel(@.*)?$`)
-	reOpenCLSetup   = apiPattern("cl", "", openclSetupAPI)
-	reOpenCLComm    = apiPattern("cl", "", openclCommAPI)
-	reOpenCLSync    = apiPattern("cl", "", openclSyncAPI)
-	reOpenCLLaunch  = apiPattern("cl", "", openclLaunchAPI)
-	reCUDASetup     = apiPattern("cuda", "", cudaRTSetupAPI)
-	reCUDAComm      = apiPattern("cuda", "", cudaRTCommAPI)
-	reCUDASync      = apiPattern("cuda", "", cudaRTSyncAPI)
-	reCUDALaunch    = apiPattern("cuda", "", cudaRTLaunchAPI)
-	reCuSetup       = apiPattern("cu", cuVersion, cuDrvSetupAPI)
-	reCuComm        = apiPattern("cu", cuVersion, cuDrvCommAPI)
-	reCuSync        = apiPattern("cu", cuVersion, cuDrvSyncAPI)
-	reCuLaunch      = apiPattern("cu", cuVersion, cuDrvLaunchAPI)
-)
+	reMPITestWait = regexp.MustCompile(`^MPI_(Test|Wait)(all|any|some){0,1}$`)
+	reMPIPut = regexp.MustCompile(`^MPI_(Put|Rput)$`)
+	reMPIGet = regexp.MustCompile(`^MPI_(Get|Rget)$`)
+	reMPIFileIndiv = regexp.MustCompile(`^MPI_File_i{0,1}(read|write)(_at|_shared){0,1}$`)
+	reMPIFileColl = regexp.MustCompile(`^MPI_File_((iread|iwrite)_(all|at_all)|(read|write)_(all|at_all|ordered)(_begin|_end){0,1})$`)
+	reOMPLockAPI = regexp.MustCompile(`^omp_(destroy|init|set|test|unset)(_nest){0,1}_lock$`)
+	rePthreadMgmt = regexp.MustCompile(`^pthread_(cancel|create|detach|exit|join)$`)
+	rePthreadMutex = regexp.MustCompile(`^pthread_mutex_(destroy|init|lock|trylock|unlock)$`)
+	rePthreadCond = regexp.MustCompile(`^pthread_cond_(broadcast|destroy|init|signal|timedwait|wait)$`)
+	reACCSetup = regexp.MustCompile(`^acc_(init|shutdown)(@.*)?$`)
+	reACCComm = regexp.MustCompile(`^acc_(upload|download)(@.*)?$`)
+	reACCSync = regexp.MustCompile(`^acc_wait(@.*)?$`)
+	reACCLaunch = regexp.MustCompile(`^acc_launch_kernel(@.*)?$`)
+	reOpenCLSetup = apiPattern("cl", "", openclSetupAPI)
+	reOpenCLComm = apiPattern("cl", "", openclCommAPI)
+	reOpenCLSync = apiPattern("cl", "", openclSyncAPI)
+	reOpenCLLaunch = apiPattern("cl", "", openclLaunchAPI)
+	reCUDASetup = apiPattern("cuda", "", cudaRTSetupAPI)
+	reCUDAComm = apiPattern("cuda", "", cudaRTCommAPI)
+	reCUDASync = apiPattern("cuda", "", cudaRTSyncAPI)
+	reCUDALaunch = apiPattern("cuda", "", cudaRTLaunchAPI)
+	reCuSetup = apiPattern("cu", cuVersion, cuDrvSetupAPI)
+	reCuComm = apiPattern("cu", cuVersion, cuDrvCommAPI)
+	reCuSync = apiPattern("cu", cuVersion, cuDrvSyncAPI)
+	reCuLaunch = apiPattern("cu", cuVersion, cuDrvLaunchAPI)
+})
 
 // cuVersion is the optional version suffix of CUDA driver API names.
 const cuVersion = `(_v[0-9]+)?`
@@ -148,6 +186,7 @@ func apiPattern(prefix, suffix string, names []string) *regexp.Regexp {
 // classify returns the categories of a call path whose callee is r,
 // following the <cubeplinit> block of Scalasca 2.6's scout.spec.
 func classify(r RegionInfo) class {
+	compileMasks()
 	c := cExecution
 	n := r.Name
 	switch r.Paradigm {
