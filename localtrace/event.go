@@ -132,7 +132,7 @@ type Message struct {
 }
 
 // msgEntry is a message as a trace keeps it: 8 bytes (a location of a
-// ring has a message for every third event), where all of Message took
+// ring has a message for every fourth event), where all of Message took
 // 20: the channel, an index into Trace.chans, and the size (Message.size).
 type msgEntry struct {
 	ch, size uint32
