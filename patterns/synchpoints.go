@@ -1,14 +1,12 @@
 package patterns
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
 
-	"scout/internal/grow"
 	"scout/replay"
 )
 
@@ -40,13 +38,14 @@ import (
 type synchpoints struct {
 	// sps and their events are in trace order, each slice of its exact
 	// length; those registered since (the pending ones) are in
-	// pendSps and pendEv, in the order of registration, until order
-	// merges them in. A synchpoint's position counts the ordered ones,
-	// then the pending ones.
+	// pendSps and pendEv, in the order of registration, in chunks that
+	// never grow (pendPos), until order merges them in. A synchpoint's
+	// position counts the ordered ones, then the pending ones.
 	sps     []synchpoint
 	events  []int32
-	pendSps []synchpoint
-	pendEv  []int32
+	pendSps [][]synchpoint
+	pendEv  [][]int32
+	npend   int
 	// Bit sets by event (made at the first add): all marks every
 	// synchpoint's event, indexed those of the ordered part, and base[w]
 	// counts the ordered synchpoints before event 64·w, so that an
@@ -102,25 +101,60 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 			p.many = int32(n + 1)
 		}
 	}
-	// The pending ones grow by the share of the pass walked, where
-	// append's growth left four times their size to the collector.
-	if len(s.pendSps) == cap(s.pendSps) || len(s.pendEv) == cap(s.pendEv) {
-		done, total := c.Progress()
-		s.pendSps, s.pendEv = grow.Room(s.pendSps, done, total), grow.Room(s.pendEv, done, total)
+	// The pending ones go to chunks that never grow: grown by the share
+	// of the pass walked, the list was still copied some four times
+	// over (0.3 s of the CPU of an 8 M-event full analysis, most of it
+	// the first touch of the new arrays).
+	if k, _ := pendPos(s.npend); k == len(s.pendSps) {
+		n := pendChunk
+		if k < pendGrowing {
+			n = pendFirst << k
+		}
+		s.pendSps = append(s.pendSps, make([]synchpoint, 0, n))
+		s.pendEv = append(s.pendEv, make([]int32, 0, n))
 	}
-	s.pendSps = append(s.pendSps, p)
-	s.pendEv = append(s.pendEv, int32(ev))
+	k := len(s.pendSps) - 1
+	s.pendSps[k] = append(s.pendSps[k], p)
+	s.pendEv[k] = append(s.pendEv[k], int32(ev))
+	s.npend++
+}
+
+// Chunks of the pending synchpoints: pendFirst entries in the first, twice
+// as many in each next, pendChunk from the pendGrowing-th on.
+const (
+	pendFirst   = 16
+	pendGrowing = 9 // pendFirst<<(pendGrowing-1) == pendChunk
+	pendChunk   = 4096
+)
+
+// pendPos returns the chunk and the offset in it of the j-th pending
+// synchpoint.
+func pendPos(j int) (chunk, off int) {
+	const growing = pendFirst * (1<<pendGrowing - 1) // in the growing chunks
+	if j < growing {
+		k := bits.Len(uint(j/pendFirst+1)) - 1
+		return k, j - pendFirst*(1<<k-1)
+	}
+	j -= growing
+	return pendGrowing + j/pendChunk, j % pendChunk
+}
+
+// pend returns the j-th pending synchpoint and its event.
+func (s *synchpoints) pend(j int) (*synchpoint, int32) {
+	k, o := pendPos(j)
+	return &s.pendSps[k][o], s.pendEv[k][o]
 }
 
 // count returns the number of synchpoints, ordered and pending.
-func (s *synchpoints) count() int { return len(s.sps) + len(s.pendSps) }
+func (s *synchpoints) count() int { return len(s.sps) + s.npend }
 
 // at returns the synchpoint at position i.
 func (s *synchpoints) at(i int) *synchpoint {
 	if i < len(s.sps) {
 		return &s.sps[i]
 	}
-	return &s.pendSps[i-len(s.sps)]
+	p, _ := s.pend(i - len(s.sps))
+	return p
 }
 
 // sameSlice reports whether a and b are the same slice (the same
@@ -131,36 +165,59 @@ func sameSlice(a, b []int) bool {
 
 // order merges the pending synchpoints into the ordered part, for the
 // queries below. A pass registers its synchpoints in its order through
-// the trace, forward or backward; the pending ones are reversed or,
-// should they be neither, sorted, then merged with the ordered ones into
-// arrays of their joint length.
+// the trace, forward or backward; the pending ones are read forwards or
+// backwards or, should they be neither ascending nor descending, sorted
+// in a copy, and merged with the ordered ones into arrays of their joint
+// length.
 func (s *synchpoints) order() {
-	if len(s.pendEv) == 0 {
+	m := s.npend
+	if m == 0 {
 		return
 	}
-	tail := byEvent{s.pendSps, s.pendEv}
+	asc, desc := true, true
+	prev := int32(-1)
+	for k, evs := range s.pendEv {
+		for o, ev := range evs {
+			if k > 0 || o > 0 {
+				asc, desc = asc && ev > prev, desc && ev < prev
+			}
+			prev = ev
+		}
+	}
+	// the pending ones in event order, in segments
+	segSps, segEv := s.pendSps, s.pendEv
 	switch {
-	case slices.IsSorted(tail.ev):
-	case slices.IsSortedFunc(tail.ev, func(a, b int32) int { return cmp.Compare(b, a) }):
-		slices.Reverse(tail.sps)
-		slices.Reverse(tail.ev)
+	case asc:
+	case desc:
+		slices.Reverse(segSps)
+		slices.Reverse(segEv)
+		for k := range segSps {
+			slices.Reverse(segSps[k])
+			slices.Reverse(segEv[k])
+		}
 	default:
-		sort.Sort(tail)
+		flat := byEvent{make([]synchpoint, 0, m), make([]int32, 0, m)}
+		for k := range segSps {
+			flat.sps, flat.ev = append(flat.sps, segSps[k]...), append(flat.ev, segEv[k]...)
+		}
+		sort.Sort(flat)
+		segSps, segEv = [][]synchpoint{flat.sps}, [][]int32{flat.ev}
 	}
 	n := s.count()
 	sps, ev := make([]synchpoint, 0, n), make([]int32, 0, n)
-	i, j := 0, 0
-	for i < len(s.events) && j < len(tail.ev) {
-		if s.events[i] < tail.ev[j] {
-			sps, ev = append(sps, s.sps[i]), append(ev, s.events[i])
-			i++
-		} else {
-			sps, ev = append(sps, tail.sps[j]), append(ev, tail.ev[j])
-			j++
+	i := 0
+	for k, tev := range segEv {
+		tsps := segSps[k]
+		for j, e := range tev {
+			for i < len(s.events) && s.events[i] < e {
+				sps, ev = append(sps, s.sps[i]), append(ev, s.events[i])
+				i++
+			}
+			sps, ev = append(sps, tsps[j]), append(ev, e)
 		}
 	}
-	sps, ev = append(append(sps, s.sps[i:]...), tail.sps[j:]...), append(append(ev, s.events[i:]...), tail.ev[j:]...)
-	s.sps, s.events, s.pendSps, s.pendEv = sps, ev, nil, nil
+	sps, ev = append(sps, s.sps[i:]...), append(ev, s.events[i:]...)
+	s.sps, s.events, s.pendSps, s.pendEv, s.npend = sps, ev, nil, nil, 0
 	s.indexed = append(s.indexed[:0], s.all...)
 	s.base = slices.Grow(s.base[:0], len(s.all))[:len(s.all)]
 	count := int32(0)
@@ -204,9 +261,9 @@ func (s *synchpoints) index(ev int) int {
 	}
 	// registered since the last order: the latest first (a pass asks
 	// about what it just registered)
-	for k := len(s.pendEv) - 1; k >= 0; k-- {
-		if int(s.pendEv[k]) == ev {
-			return len(s.events) + k
+	for j := s.npend - 1; j >= 0; j-- {
+		if _, e := s.pend(j); int(e) == ev {
+			return len(s.events) + j
 		}
 	}
 	return -1

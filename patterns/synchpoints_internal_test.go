@@ -15,7 +15,7 @@ import (
 // and each order: the sorted part is found through the bit sets, the
 // pending tail by its search.
 func TestSynchpointIndex(t *testing.T) {
-	const n = 1000
+	const n = 40000 // beyond the growing chunks of the pending ones
 	c := &replay.Ctx{Trace: &localtrace.Trace{Events: make([]localtrace.Event, n)}}
 	rng := rand.New(rand.NewPCG(5, 6))
 	var s synchpoints
@@ -81,6 +81,28 @@ func TestSynchpointIndex(t *testing.T) {
 		}
 		if got := s.between(a, b); !slices.Equal(got, in) {
 			t.Fatalf("between(%d, %d) = %v, want %v", a, b, got, in)
+		}
+	}
+}
+
+// TestPendPos: the pending synchpoints' positions fill chunks of 16, 32,
+// … 4 096 entries, then of 4 096, each from its start, without a gap.
+func TestPendPos(t *testing.T) {
+	k, o := pendPos(0)
+	if k != 0 || o != 0 {
+		t.Fatalf("pendPos(0) = %d, %d", k, o)
+	}
+	for j := 1; j < 100_000; j++ {
+		size := pendChunk
+		if k < pendGrowing {
+			size = pendFirst << k
+		}
+		wk, wo := k, o+1
+		if wo == size {
+			wk, wo = k+1, 0
+		}
+		if k, o = pendPos(j); k != wk || o != wo {
+			t.Fatalf("pendPos(%d) = %d, %d, want %d, %d", j, k, o, wk, wo)
 		}
 	}
 }
