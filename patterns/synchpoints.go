@@ -353,15 +353,29 @@ func (s *synchpoints) prev(ev, rank int) int {
 func (s *synchpoints) between(a, b int) []int32 {
 	lo, hi := 0, len(s.events)
 	if a >= 0 {
-		lo, _ = slices.BinarySearch(s.events, int32(a+1))
+		lo = s.rank(a + 1)
 	}
 	if b >= 0 {
-		hi, _ = slices.BinarySearch(s.events, int32(b))
+		hi = s.rank(b)
 	}
 	if hi < lo {
 		hi = lo
 	}
 	return s.events[lo:hi]
+}
+
+// rank returns the number of ordered synchpoints before event ev, from
+// the bit sets (a binary search over the events took 3 % of the full
+// analysis's CPU).
+func (s *synchpoints) rank(ev int) int {
+	if ev <= 0 {
+		return 0
+	}
+	w, off := ev>>6, uint(ev&63)
+	if w >= len(s.indexed) {
+		return len(s.events)
+	}
+	return int(s.base[w]) + bits.OnesCount64(s.indexed[w]&(1<<off-1))
 }
 
 // Fields of the synchpoint exchanges.
