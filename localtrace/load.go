@@ -376,7 +376,7 @@ func (b *builder) finish() error {
 	p := t.mem()
 	t.msgs = shrink(p, t.msgs)
 	t.links = shrink(p, t.links)
-	t.chanAt = nil
+	t.chans.Seal()
 	t.Collectives = shrink(p, t.Collectives)
 	t.Callpaths = shrink(p, t.Callpaths)
 	t.Events = shrink(p, t.Events)

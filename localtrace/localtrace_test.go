@@ -326,7 +326,7 @@ func TestTablesOffHeap(t *testing.T) {
 		switch {
 		case !slices.Equal(a.Events, b.Events):
 			return "events"
-		case !slices.Equal(a.msgs, b.msgs) || !slices.Equal(a.chans, b.chans):
+		case !slices.Equal(a.msgs, b.msgs) || !slices.Equal(a.chans.Values, b.chans.Values):
 			return "messages"
 		case !slices.Equal(a.links, b.links):
 			return "links"

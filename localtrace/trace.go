@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"scout/internal/intern"
 	"scout/internal/offheap"
 )
 
@@ -13,14 +14,13 @@ type Trace struct {
 	Location uint64 // OTF2 location id
 	Events   []Event
 	// msgs are the point-to-point events' messages (Message, Event.Arg
-	// indexes them), 8 bytes each: a channel and the size. chans holds
-	// the channels (communicator, partner, tag), each once (chanAt finds
-	// them while loading); links, the linked events of the messages,
+	// indexes them), 8 bytes each: a channel and the size. chans numbers
+	// the channels (communicator, partner, tag), each once; links, the
+	// linked events of the messages,
 	// parallel to msgs once some message has one (Isend, Irecv) and
 	// empty before.
 	msgs        []msgEntry
-	chans       []channel
-	chanAt      map[channel]uint32
+	chans       intern.Table[channel]
 	links       []uint32
 	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into msgs
 	Collectives []Collective
@@ -305,7 +305,7 @@ func (t *Trace) Lock(i int) Lock { return t.Locks[t.Events[i].Arg] }
 func (t *Trace) Message(i int) Message {
 	a := t.Events[i].Arg
 	m := t.msgs[a]
-	c := t.chans[m.ch]
+	c := t.chans.Values[m.ch]
 	link := None
 	if len(t.links) > 0 {
 		link = t.links[a]
@@ -337,17 +337,7 @@ func (t *Trace) addMessage(comm, peer, tag uint32, n uint64) {
 		}
 		t.bigSizes[uint32(len(t.msgs))] = n
 	}
-	c := channel{comm, peer, tag}
-	ch, ok := t.chanAt[c]
-	if !ok {
-		if t.chanAt == nil {
-			t.chanAt = map[channel]uint32{}
-		}
-		ch = uint32(len(t.chans))
-		t.chans = append(t.chans, c)
-		t.chanAt[c] = ch
-	}
-	m.ch = ch
+	m.ch = t.chans.Index(channel{comm, peer, tag})
 	if len(t.links) > 0 {
 		t.links = append(room(t.mem(), t.links, len(t.Events), cap(t.Events)), None)
 	}
@@ -360,7 +350,7 @@ func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i
 // Bytes estimates the memory the trace holds, in bytes.
 func (t *Trace) Bytes() int {
 	n := cap(t.Events)*int(unsafe.Sizeof(Event{})) +
-		cap(t.msgs)*int(unsafe.Sizeof(msgEntry{})) + cap(t.links)*4 + cap(t.chans)*int(unsafe.Sizeof(channel{})) + len(t.chanAt)*24 +
+		cap(t.msgs)*int(unsafe.Sizeof(msgEntry{})) + cap(t.links)*4 + cap(t.chans.Values)*int(unsafe.Sizeof(channel{})) +
 		cap(t.Collectives)*int(unsafe.Sizeof(Collective{})) +
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
 		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +

@@ -1,5 +1,7 @@
 package patterns
 
+import "scout/internal/intern"
+
 // CollInstances holds a location's instances in collective operations,
 // in the order found, column by column in chunks. The instances of one
 // operation on the location (its wait and its completion, say) share
@@ -8,10 +10,9 @@ package patterns
 // an N×N operation take 55 bytes, where two Instances took 96: an
 // HPCG-like location holds some 190 000 of them.
 type CollInstances struct {
-	chunks  []*collChunk
-	groups  []collGroup // the rows' communicators and ranks
-	groupAt map[collGroup]uint32
-	n       int
+	chunks []*collChunk
+	groups intern.Table[collGroup] // the rows' communicators and ranks
+	n      int
 }
 
 // collGroup is a communicator and a rank of rows.
@@ -48,16 +49,7 @@ func (c *CollInstances) Len() int { return c.n }
 
 // Add appends instance in.
 func (c *CollInstances) Add(in Instance) {
-	g := collGroup{in.Coll.Comm, in.Rank}
-	gi, ok := c.groupAt[g]
-	if !ok {
-		if c.groupAt == nil {
-			c.groupAt = map[collGroup]uint32{}
-		}
-		gi = uint32(len(c.groups))
-		c.groups = append(c.groups, g)
-		c.groupAt[g] = gi
-	}
+	gi := c.groups.Index(collGroup{in.Coll.Comm, in.Rank})
 	k := c.last()
 	if r := len(k.exit) - 1; r < 0 || k.exit[r] != in.Exit || k.callpath[r] != in.Callpath || k.seq[r] != in.Coll.Seq ||
 		k.group[r] != gi || k.count[r] == 255 || len(k.pattern) == cap(k.pattern) {
@@ -89,7 +81,7 @@ func (c *CollInstances) last() *collChunk {
 // All yields the instances in the order they were added.
 func (c *CollInstances) All(yield func(Instance) bool) {
 	for _, k := range c.chunks {
-		if !k.each(c.groups, yield) {
+		if !k.each(c.groups.Values, yield) {
 			return
 		}
 	}
@@ -98,15 +90,14 @@ func (c *CollInstances) All(yield func(Instance) bool) {
 // Drain is All, releasing each chunk once its instances were yielded
 // (and the rest when yield stops): c is empty afterwards.
 func (c *CollInstances) Drain(yield func(Instance) bool) {
-	chunks := c.chunks
-	*c = CollInstances{groups: c.groups}
+	chunks, groups := c.chunks, c.groups.Values
+	*c = CollInstances{}
 	for i, k := range chunks {
 		chunks[i] = nil
-		if !k.each(c.groups, yield) {
+		if !k.each(groups, yield) {
 			break
 		}
 	}
-	c.groups = nil
 }
 
 // each yields the instances of k, whose rows' groups index groups.

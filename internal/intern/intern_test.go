@@ -1,0 +1,27 @@
+package intern
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestTable: values are numbered from 0 in the order first seen, and a
+// value seen again keeps its number.
+func TestTable(t *testing.T) {
+	var tab Table[string]
+	var got []uint32
+	for _, v := range []string{"b", "a", "b", "c", "a"} {
+		got = append(got, tab.Index(v))
+	}
+	if d := cmp.Diff([]uint32{0, 1, 0, 2, 1}, got); d != "" {
+		t.Errorf("numbers (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"b", "a", "c"}, tab.Values); d != "" || tab.Len() != 3 {
+		t.Errorf("values (-want +got):\n%s", d)
+	}
+	tab.Seal()
+	if tab.Values[2] != "c" {
+		t.Error("Seal dropped the values")
+	}
+}
