@@ -10,22 +10,38 @@ type Table[K comparable] struct {
 	at     map[K]uint32
 }
 
+// scanned is how many values Index finds by scanning them, before it
+// makes a map (most tables stay that small: a ring's location has two
+// channels, and a location of a run of 65 536 ranks had a map for each).
+const scanned = 8
+
 // Index returns the number of v, numbering it if it is new.
 func (t *Table[K]) Index(v K) uint32 {
-	if i, ok := t.at[v]; ok {
-		return i
-	}
 	if t.at == nil {
-		t.at = map[K]uint32{}
+		for i, w := range t.Values {
+			if w == v {
+				return uint32(i)
+			}
+		}
+	} else if i, ok := t.at[v]; ok {
+		return i
 	}
 	i := uint32(len(t.Values))
 	t.Values = append(t.Values, v)
-	t.at[v] = i
+	switch {
+	case t.at != nil:
+		t.at[v] = i
+	case len(t.Values) > scanned:
+		t.at = make(map[K]uint32, 2*len(t.Values))
+		for j, w := range t.Values {
+			t.at[w] = uint32(j)
+		}
+	}
 	return i
 }
 
 // Seal drops the index from values to numbers, keeping Values: Index
-// must not be called afterwards.
+// must not be called afterwards (it would scan every value).
 func (t *Table[K]) Seal() { t.at = nil }
 
 // Len returns the number of distinct values.

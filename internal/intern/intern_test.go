@@ -25,3 +25,19 @@ func TestTable(t *testing.T) {
 		t.Error("Seal dropped the values")
 	}
 }
+
+// TestTableLarge: beyond the values it scans, the table numbers through
+// its map alike.
+func TestTableLarge(t *testing.T) {
+	var tab Table[int]
+	for round := range 3 {
+		for v := range 100 {
+			if got := tab.Index(v * 7); got != uint32(v) {
+				t.Fatalf("round %d: Index(%d) = %d, want %d", round, v*7, got, v)
+			}
+		}
+	}
+	if tab.Len() != 100 {
+		t.Errorf("%d values, want 100", tab.Len())
+	}
+}
