@@ -120,27 +120,20 @@ type Lock struct {
 }
 
 // Message holds the details of a point-to-point event (Trace.Message):
-// its size is Trace.MessageBytes.
+// its channel. Its size is Trace.MessageBytes, its linked event
+// Trace.Link.
 type Message struct {
 	Comm uint32 // communicator
 	Peer uint32 // rank of the partner in Comm
 	Tag  uint32
-	size uint32 // bytes, or bigSize: in Trace.bigSizes
-	// link is the linked event of an Isend (its completion or
-	// cancellation) or Irecv (its request), None for none
-	link uint32
 }
 
 // msgEntry is a message as a trace keeps it: 8 bytes (a location of a
-// ring has a message for every fourth event), where all of Message took
-// 20: the channel, an index into Trace.chans, and the size (Message.size).
+// ring has a message for every fourth event), where its channel and size
+// and link took 20: the channel (Message), an index into Trace.chans,
+// and the size in bytes, or bigSize (then in Trace.bigSizes).
 type msgEntry struct {
 	ch, size uint32
-}
-
-// channel is the communicator, partner and tag of messages.
-type channel struct {
-	comm, peer, tag uint32
 }
 
 // bigSize marks a message of 4 GiB − 1 bytes or more.

@@ -13,14 +13,13 @@ import (
 type Trace struct {
 	Location uint64 // OTF2 location id
 	Events   []Event
-	// msgs are the point-to-point events' messages (Message, Event.Arg
-	// indexes them), 8 bytes each: a channel and the size. chans numbers
-	// the channels (communicator, partner, tag), each once; links, the
-	// linked events of the messages,
-	// parallel to msgs once some message has one (Isend, Irecv) and
-	// empty before.
+	// msgs are the point-to-point events' messages (Event.Arg indexes
+	// them), 8 bytes each: a channel and the size. chans numbers the
+	// channels (Message: communicator, partner, tag), each once; links,
+	// the linked events of the messages, parallel to msgs once some
+	// message has one (Isend, Irecv) and empty before.
 	msgs        []msgEntry
-	chans       intern.Table[channel]
+	chans       intern.Table[Message]
 	links       []uint32
 	bigSizes    map[uint32]uint64 // sizes of messages of bigSize bytes or more, by index into msgs
 	Collectives []Collective
@@ -302,16 +301,7 @@ func (t *Trace) linkOf(i int) *uint32 {
 func (t *Trace) Lock(i int) Lock { return t.Locks[t.Events[i].Arg] }
 
 // Message returns the message details of a point-to-point event.
-func (t *Trace) Message(i int) Message {
-	a := t.Events[i].Arg
-	m := t.msgs[a]
-	c := t.chans.Values[m.ch]
-	link := None
-	if len(t.links) > 0 {
-		link = t.links[a]
-	}
-	return Message{Comm: c.comm, Peer: c.peer, Tag: c.tag, size: m.size, link: link}
-}
+func (t *Trace) Message(i int) Message { return t.chans.Values[t.msgs[t.Events[i].Arg].ch] }
 
 // NumMessages returns the number of point-to-point events.
 func (t *Trace) NumMessages() int { return len(t.msgs) }
@@ -337,7 +327,7 @@ func (t *Trace) addMessage(comm, peer, tag uint32, n uint64) {
 		}
 		t.bigSizes[uint32(len(t.msgs))] = n
 	}
-	m.ch = t.chans.Index(channel{comm, peer, tag})
+	m.ch = t.chans.Index(Message{comm, peer, tag})
 	if len(t.links) > 0 {
 		t.links = append(room(t.mem(), t.links, len(t.Events), cap(t.Events)), None)
 	}
@@ -350,7 +340,7 @@ func (t *Trace) Collective(i int) *Collective { return &t.Collectives[t.Events[i
 // Bytes estimates the memory the trace holds, in bytes.
 func (t *Trace) Bytes() int {
 	n := cap(t.Events)*int(unsafe.Sizeof(Event{})) +
-		cap(t.msgs)*int(unsafe.Sizeof(msgEntry{})) + cap(t.links)*4 + cap(t.chans.Values)*int(unsafe.Sizeof(channel{})) +
+		cap(t.msgs)*int(unsafe.Sizeof(msgEntry{})) + cap(t.links)*4 + cap(t.chans.Values)*int(unsafe.Sizeof(Message{})) +
 		cap(t.Collectives)*int(unsafe.Sizeof(Collective{})) +
 		cap(t.Callpaths)*int(unsafe.Sizeof(Callpath{})) +
 		cap(t.Metrics)*int(unsafe.Sizeof(MetricSample{})) +
