@@ -296,7 +296,8 @@ func appendChunked[T any](list [][]T, v T) [][]T {
 	return list
 }
 
-// Chunk sizes of Statistics' lists.
+// Chunk sizes of appendChunked's lists (the statistics', the pending
+// synchronisation points') and of CollInstances' chunks.
 const (
 	minInstanceChunk = 16
 	maxInstanceChunk = 4096

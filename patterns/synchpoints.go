@@ -38,8 +38,8 @@ import (
 type synchpoints struct {
 	// sps and their events are in trace order, each slice of its exact
 	// length; those registered since (the pending ones) are in
-	// pendSps and pendEv, in the order of registration, in chunks that
-	// never grow (pendPos), until order merges them in. A synchpoint's
+	// pendSps and pendEv, in the order of registration, in chunks
+	// (appendChunked, pendPos), until order merges them in. A synchpoint's
 	// position counts the ordered ones, then the pending ones.
 	sps     []synchpoint
 	events  []int32
@@ -101,42 +101,29 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 			p.many = int32(n + 1)
 		}
 	}
-	// The pending ones go to chunks that never grow: grown by the share
-	// of the pass walked, the list was still copied some four times
-	// over (0.3 s of the CPU of an 8 M-event full analysis, most of it
-	// the first touch of the new arrays).
-	if k, _ := pendPos(s.npend); k == len(s.pendSps) {
-		n := pendChunk
-		if k < pendGrowing {
-			n = pendFirst << k
-		}
-		s.pendSps = append(s.pendSps, make([]synchpoint, 0, n))
-		s.pendEv = append(s.pendEv, make([]int32, 0, n))
-	}
-	k := len(s.pendSps) - 1
-	s.pendSps[k] = append(s.pendSps[k], p)
-	s.pendEv[k] = append(s.pendEv[k], int32(ev))
+	// The pending ones go to chunks that never grow (appendChunked):
+	// grown by the share of the pass walked, the list was still copied
+	// some four times over (0.3 s of the CPU of an 8 M-event full
+	// analysis, most of it the first touch of the new arrays).
+	s.pendSps = appendChunked(s.pendSps, p)
+	s.pendEv = appendChunked(s.pendEv, int32(ev))
 	s.npend++
 }
 
-// Chunks of the pending synchpoints: pendFirst entries in the first, twice
-// as many in each next, pendChunk from the pendGrowing-th on.
-const (
-	pendFirst   = 16
-	pendGrowing = 9 // pendFirst<<(pendGrowing-1) == pendChunk
-	pendChunk   = 4096
-)
+// pendGrowing is the number of appendChunked's growing chunks, of
+// minInstanceChunk, twice as many, … maxInstanceChunk entries.
+const pendGrowing = 9
 
 // pendPos returns the chunk and the offset in it of the j-th pending
-// synchpoint.
+// synchpoint, as appendChunked lays them out.
 func pendPos(j int) (chunk, off int) {
-	const growing = pendFirst * (1<<pendGrowing - 1) // in the growing chunks
+	const growing = minInstanceChunk * (1<<pendGrowing - 1) // in the growing chunks
 	if j < growing {
-		k := bits.Len(uint(j/pendFirst+1)) - 1
-		return k, j - pendFirst*(1<<k-1)
+		k := bits.Len(uint(j/minInstanceChunk+1)) - 1
+		return k, j - minInstanceChunk*(1<<k-1)
 	}
 	j -= growing
-	return pendGrowing + j/pendChunk, j % pendChunk
+	return pendGrowing + j/maxInstanceChunk, j % maxInstanceChunk
 }
 
 // pend returns the j-th pending synchpoint and its event.

@@ -85,24 +85,20 @@ func TestSynchpointIndex(t *testing.T) {
 	}
 }
 
-// TestPendPos: the pending synchpoints' positions fill chunks of 16, 32,
-// … 4 096 entries, then of 4 096, each from its start, without a gap.
+// TestPendPos: pendPos finds every entry where appendChunked put it,
+// in chunks that grow from minInstanceChunk to maxInstanceChunk entries
+// and then stay.
 func TestPendPos(t *testing.T) {
-	k, o := pendPos(0)
-	if k != 0 || o != 0 {
-		t.Fatalf("pendPos(0) = %d, %d", k, o)
+	var list [][]int
+	for j := range 100_000 {
+		list = appendChunked(list, j)
 	}
-	for j := 1; j < 100_000; j++ {
-		size := pendChunk
-		if k < pendGrowing {
-			size = pendFirst << k
-		}
-		wk, wo := k, o+1
-		if wo == size {
-			wk, wo = k+1, 0
-		}
-		if k, o = pendPos(j); k != wk || o != wo {
-			t.Fatalf("pendPos(%d) = %d, %d, want %d, %d", j, k, o, wk, wo)
+	if got := cap(list[pendGrowing]); got != maxInstanceChunk || cap(list[pendGrowing-1]) != maxInstanceChunk || cap(list[pendGrowing-2]) == maxInstanceChunk {
+		t.Fatalf("chunk %d of %d entries: pendGrowing does not match appendChunked", pendGrowing, got)
+	}
+	for j := range 100_000 {
+		if k, o := pendPos(j); list[k][o] != j {
+			t.Fatalf("pendPos(%d) = %d, %d: entry %d", j, k, o, list[k][o])
 		}
 	}
 }
