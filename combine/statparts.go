@@ -147,7 +147,7 @@ func (c *CollPart) merge(o *CollPart) {
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
-// pattern and operation (MergeCollParts).
+// pattern and operation (MergeCollParts); srcs keep their instances.
 func CollParts(srcs []StatSource) []CollPart {
 	seal(srcs)
 	n := 0
@@ -204,11 +204,11 @@ func MergeCollParts(parts []CollPart) []CollPart {
 	return parts[:k]
 }
 
-// CollOwner returns which of procs processes aggregates a collective
-// operation (a hash of its pattern and key, so that the operations of
-// one communicator spread).
-func CollOwner(c *CollPart, procs int) int {
-	h := uint64(c.Key.Comm)*0x9e3779b97f4a7c15 ^ uint64(uint32(c.Key.Seq))*0xc2b2ae3d27d4eb4f ^ uint64(c.Pattern)
+// collOwner returns which of procs processes aggregates the instances of
+// pattern in collective operation key (a hash of both, so that the
+// operations of one communicator spread).
+func collOwner(pattern uint8, key patterns.CollKey, procs int) int {
+	h := uint64(key.Comm)*0x9e3779b97f4a7c15 ^ uint64(uint32(key.Seq))*0xc2b2ae3d27d4eb4f ^ uint64(pattern)
 	h ^= h >> 29
 	return int(h % uint64(procs))
 }
@@ -551,7 +551,7 @@ func (e *estimateSum) estimate(n float64) densityEstimate {
 const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
 
 // ExchangeCollParts aggregates the collective instances of srcs, this
-// process's locations, at the processes that own them (CollOwner) and
+// process's locations, at the processes that own them (collOwner) and
 // returns the parts process me owns, merged (MergeCollParts) with those
 // of every other process. exchange(to, from, b) sends b to process to
 // and returns what process from sent this one; every process calls it
@@ -570,7 +570,7 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 	count := make([]int, procs)
 	for _, s := range srcs {
 		for in := range s.Colls.All {
-			count[instanceOwner(&in, procs)]++
+			count[collOwner(in.Pattern, in.Coll, procs)]++
 		}
 	}
 	bufs := make([][]byte, procs)
@@ -587,7 +587,7 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 		for in := range s.Colls.Drain {
 			c := instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})
 			i++
-			if o := instanceOwner(&in, procs); o != me {
+			if o := collOwner(in.Pattern, in.Coll, procs); o != me {
 				one[0] = in.Duration
 				c.Wait = one[:]
 				bufs[o] = appendCollPart(bufs[o], &c)
@@ -619,11 +619,6 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 func instancePart(in *patterns.Instance, pos StatPos) CollPart {
 	return CollPart{Pattern: in.Pattern, Key: in.Coll, First: pos, Callpath: in.Callpath,
 		Enter: in.Enter, Exit: in.Exit, MaxWait: in.Duration, MaxRank: in.Rank}
-}
-
-// instanceOwner is CollOwner of instance in's part.
-func instanceOwner(in *patterns.Instance, procs int) int {
-	return CollOwner(&CollPart{Pattern: in.Pattern, Key: in.Coll}, procs)
 }
 
 // appendCollPart appends the encoding of c to b.
