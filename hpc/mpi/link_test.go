@@ -376,3 +376,34 @@ func TestExchange(t *testing.T) {
 		}
 	}
 }
+
+// TestOnOneNode checks when Init narrows Open MPI's point-to-point layer
+// to ob1: on one node, unless the user chose a layer.
+func TestOnOneNode(t *testing.T) {
+	tests := []struct {
+		name             string
+		size, local, pml string // "-": unset
+		want             bool
+	}{
+		{"one node", "4", "4", "-", true},
+		{"two nodes", "4", "2", "-", false},
+		{"user's layer", "4", "4", "ucx", false},
+		{"user's empty layer", "4", "4", "", false},
+		{"not Open MPI's launcher", "-", "-", "-", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range []struct{ name, val string }{
+				{"OMPI_COMM_WORLD_SIZE", tc.size}, {"OMPI_COMM_WORLD_LOCAL_SIZE", tc.local}, {ompiPML, tc.pml},
+			} {
+				t.Setenv(v.name, v.val) // restored after the test
+				if v.val == "-" {
+					os.Unsetenv(v.name)
+				}
+			}
+			if got := onOneNode(); got != tc.want {
+				t.Errorf("onOneNode() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
