@@ -306,8 +306,8 @@ func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPa
 								sq := v * v
 								pp.Squares.add(sq)
 								pp.Squares.add(math.FMA(v, v, -sq))
-								ests[p].add(v, scales[p])
 							}
+							ests[p].addAll(chunk, scales[p])
 						}
 					}
 					for p, cs := range s.Severe[:min(np, len(s.Severe))] {

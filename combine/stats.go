@@ -114,10 +114,14 @@ func shiftedLegendre(p []float64, x float64) {
 
 // add adds observation v, scaled by s.
 func (d *densityEstimate) add(v, s float64) {
-	d.n++
-	x := v * s
 	var y [densityTerms]float64
-	shiftedLegendre(y[:], x)
+	shiftedLegendre(y[:], v*s)
+	d.update(&y, v*s)
+}
+
+// update adds the observation x (scaled) whose Legendre values are y.
+func (d *densityEstimate) update(y *[densityTerms]float64, x float64) {
+	d.n++
 	y[1] = 6*x - 3 // 3·P_1(x)
 	for k := 2; k < densityTerms; k++ {
 		y[k] *= 2*float64(k) + 1
@@ -126,6 +130,44 @@ func (d *densityEstimate) add(v, s float64) {
 	for k := range y {
 		d.coef[k] = keep*d.coef[k] + y[k]/d.n
 		d.sqrs[k] = keep*d.sqrs[k] + y[k]*y[k]/d.n
+	}
+}
+
+// addAll adds the observations vs, scaled by s, in order; the estimate
+// is the same, bit for bit, as after add of each. The Legendre
+// recurrence is a chain of dependent divisions (most of add's time), so
+// it runs for four observations at once, whose chains overlap.
+func (d *densityEstimate) addAll(vs []float64, s float64) {
+	var y [4][densityTerms]float64
+	for len(vs) >= 4 {
+		x0, x1, x2, x3 := vs[0]*s, vs[1]*s, vs[2]*s, vs[3]*s
+		legendre4(&y, [4]float64{x0, x1, x2, x3})
+		d.update(&y[0], x0)
+		d.update(&y[1], x1)
+		d.update(&y[2], x2)
+		d.update(&y[3], x3)
+		vs = vs[4:]
+	}
+	for _, v := range vs {
+		d.add(v, s)
+	}
+}
+
+// legendre4 is shiftedLegendre for four arguments at once, with the same
+// operations for each.
+func legendre4(p *[4][densityTerms]float64, x [4]float64) {
+	t0, t1, t2, t3 := 2*x[0]-1, 2*x[1]-1, 2*x[2]-1, 2*x[3]-1
+	p[0][0], p[0][1] = 1, t0
+	p[1][0], p[1][1] = 1, t1
+	p[2][0], p[2][1] = 1, t2
+	p[3][0], p[3][1] = 1, t3
+	for k := 2; k < densityTerms; k++ {
+		fk := float64(k)
+		a, b := 2*fk-1, fk-1
+		p[0][k] = (a*t0*p[0][k-1] - b*p[0][k-2]) / fk
+		p[1][k] = (a*t1*p[1][k-1] - b*p[1][k-2]) / fk
+		p[2][k] = (a*t2*p[2][k-1] - b*p[2][k-2]) / fk
+		p[3][k] = (a*t3*p[3][k-1] - b*p[3][k-2]) / fk
 	}
 }
 

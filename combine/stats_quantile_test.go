@@ -3,8 +3,11 @@ package combine
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"scout/patterns"
 )
@@ -203,6 +206,33 @@ func TestStatsBound(t *testing.T) {
 			q25, q50, q75 := want.quartiles(1 / tc.bound)
 			if s := st[0]; s.Quartile25 != q25 || s.Median != q50 || s.Q75 != q75 {
 				t.Errorf("quartiles %v %v %v, want %v %v %v (bound %v)", s.Quartile25, s.Median, s.Q75, q25, q50, q75, tc.bound)
+			}
+		})
+	}
+}
+
+// TestDensityAddAll: adding observations four at a time (addAll) gives
+// the estimate of adding them one by one, bit for bit, whatever their
+// number and order, and continues an estimate that holds some already.
+func TestDensityAddAll(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	obs := make([]float64, 1003)
+	for i := range obs {
+		obs[i] = rnd.Float64() * 0.004
+	}
+	for _, tc := range []struct{ before, n int }{{0, 0}, {0, 1}, {0, 3}, {0, 4}, {0, 7}, {0, 8}, {2, 9}, {5, 1003 - 5}} {
+		t.Run(fmt.Sprintf("%d+%d", tc.before, tc.n), func(t *testing.T) {
+			var one, all densityEstimate
+			for _, v := range obs[:tc.before] {
+				one.add(v, 1/0.004)
+				all.add(v, 1/0.004)
+			}
+			for _, v := range obs[tc.before : tc.before+tc.n] {
+				one.add(v, 1/0.004)
+			}
+			all.addAll(obs[tc.before:tc.before+tc.n], 1/0.004)
+			if d := cmp.Diff(one, all, cmp.AllowUnexported(densityEstimate{})); d != "" {
+				t.Errorf("addAll differs from add (-add +addAll):\n%s", d)
 			}
 		})
 	}
