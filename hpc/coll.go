@@ -186,6 +186,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 			return m.out, m.err
 		}
 		res, err := decodeReply(ct.kind, c.rank, m.data)
+		w.reuse(m) // decoding copied what it needs
 		if err == nil && res.comm != nil {
 			res.comm = w.sharedComm(res.comm)
 		}
@@ -209,8 +210,12 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 			if m.err != nil {
 				errs[i] = m.err.Error()
 			}
-		} else if in[i], errs[i], err = decodeContrib(m.data, ct.members); err != nil {
-			return nil, fmt.Errorf("hpc: rank %d: %v on comm %s (call %d): from rank %d: %w", c.me.id, ct, c.info.name, seq, c.info.members[i], err)
+		} else {
+			in[i], errs[i], err = decodeContrib(m.data, ct.members)
+			w.reuse(m) // decoding copied what it needs
+			if err != nil {
+				return nil, fmt.Errorf("hpc: rank %d: %v on comm %s (call %d): from rank %d: %w", c.me.id, ct, c.info.name, seq, c.info.members[i], err)
+			}
 		}
 	}
 	var out *reply

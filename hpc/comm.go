@@ -58,6 +58,10 @@ type Comm interface {
 	// would otherwise be copied to be kept and leave the copy behind
 	// for reuse).
 	RecvOwned(src, tag int) ([]byte, error)
+	// Release hands back a buffer that RecvOwned returned (or a part of
+	// one), once the caller is done with it: the transport may receive a
+	// later message into it.
+	Release(buf []byte)
 
 	// Allreduce combines the members' vectors element-wise with op
 	// (MaxLoc or MinLoc) and returns the result on every member. All

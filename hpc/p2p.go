@@ -119,7 +119,12 @@ func (c *comm) post(dst, tag int, data []byte) error {
 		return nil
 	}
 	w.sent.Add(1)
-	err := w.link.Send(w.place[dst], encodeData(k, dst, data))
+	var err error
+	if r, ok := w.link.(Reuser); ok {
+		err = r.SendSpare(w.place[dst], appendData(r.Buffer(dataHeader+len(data)), k, dst, data))
+	} else {
+		err = w.link.Send(w.place[dst], encodeData(k, dst, data))
+	}
 	if err == nil && w.poller != nil {
 		err = w.poller.Progress() // this rank drives the link
 		w.drain()
@@ -138,6 +143,18 @@ func (c *comm) Recv(src, tag int) ([]byte, error) { return c.recv(src, tag, fals
 
 // RecvOwned is Recv for a message the caller keeps.
 func (c *comm) RecvOwned(src, tag int) ([]byte, error) { return c.recv(src, tag, true) }
+
+// Release hands buf to the link for later messages, if it reuses
+// buffers.
+func (c *comm) Release(buf []byte) { c.w.reuse(message{data: buf}) }
+
+// reuse hands the buffer of m, a message received over the link, back
+// to the link, if it reuses buffers.
+func (w *world) reuse(m message) {
+	if r, ok := w.link.(Reuser); ok && !m.local && m.data != nil {
+		r.Reuse(m.data)
+	}
+}
 
 func (c *comm) recv(src, tag int, owned bool) ([]byte, error) {
 	if err := c.check("Recv", "src", src, tag); err != nil {

@@ -299,10 +299,17 @@ func (r *rbuf) error() error {
 	return &wireError{msg: msg, kind: kind}
 }
 
+// dataHeader bounds the bytes of a data frame before its payload.
+const dataHeader = 1 + 4*binary.MaxVarintLen64
+
 // encodeData encodes a data frame for rank dst.
 func encodeData(k key, dst int, payload []byte) []byte {
-	w := make(wbuf, 0, 24+len(payload))
-	w = w.b(frameData).uv(k.comm).uv(uint64(k.src)).uv(uint64(dst)).iv(k.tag)
+	return appendData(make([]byte, 0, dataHeader+len(payload)), k, dst, payload)
+}
+
+// appendData appends a data frame for rank dst to b.
+func appendData(b []byte, k key, dst int, payload []byte) []byte {
+	w := wbuf(b).b(frameData).uv(k.comm).uv(uint64(k.src)).uv(uint64(dst)).iv(k.tag)
 	return append(w, payload...)
 }
 

@@ -123,6 +123,7 @@ type batch struct {
 type inbox struct {
 	tag     int
 	batches map[int]*batch
+	done    []byte // a chunk taken in full, handed back at the next take
 }
 
 // aheadStretch is the number of events whose payloads a location ships
@@ -275,6 +276,10 @@ func (in *inbox) add(src int, data []byte) error {
 // this location on channel ch, receiving src's chunks until it is there;
 // it is valid until the next take.
 func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
+	if in.done != nil { // its last payload has been decoded
+		world.Release(in.done)
+		in.done = nil
+	}
 	for {
 		b := in.batches[src]
 		if b != nil {
@@ -282,7 +287,9 @@ func (in *inbox) take(world hpc.Comm, src int, ch channel) ([]byte, error) {
 				sp := q.Pop()
 				data := b.chunks[sp.chunk][sp.start:sp.end]
 				if b.left[sp.chunk]--; b.left[sp.chunk] == 0 {
-					b.chunks[sp.chunk] = nil // data stays valid: the slice holds it
+					// data stays valid until the next take, which
+					// hands the chunk back to the transport
+					in.done, b.chunks[sp.chunk] = b.chunks[sp.chunk], nil
 				}
 				return data, nil
 			}

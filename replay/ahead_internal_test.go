@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"scout/hpc"
 )
 
 // chunk encodes records (channel, payload) as one chunk of a batch.
@@ -22,23 +24,38 @@ func chunk(flag byte, recs ...any) []byte {
 	return b
 }
 
+// releases is a world whose Release records what it was handed back;
+// the tests call nothing else of it.
+type releases struct {
+	hpc.Comm
+	got []string
+}
+
+func (r *releases) Release(buf []byte) { r.got = append(r.got, string(buf)) }
+
 // TestInboxChunks: payloads come out per channel in the order shipped,
-// across chunks, and chunks taken in full are released.
+// across chunks, and chunks taken in full are dropped, and handed back
+// to the transport at the next take (once their last payload has been
+// used).
 func TestInboxChunks(t *testing.T) {
 	a, b := channel{1, 7}, channel{1, 9}
 	in := &inbox{batches: map[int]*batch{}}
-	for _, c := range [][]byte{
+	chunks := [][]byte{
 		chunk(chunkMore, a, "a1", b, "b1", a, "a2"),
 		chunk(chunkMore),
 		chunk(chunkLast, b, "b2", a, "a3"),
-	} {
+	}
+	for _, c := range chunks {
 		if err := in.add(3, c); err != nil {
 			t.Fatal(err)
 		}
 	}
+	world := &releases{}
 	var got []string
+	var handed []int // releases after each take
 	for _, ch := range []channel{b, a, a, b, a} {
-		p, err := in.take(nil, 3, ch)
+		p, err := in.take(world, 3, ch)
+		handed = append(handed, len(world.got))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +69,14 @@ func TestInboxChunks(t *testing.T) {
 			t.Errorf("chunk %d still held after all its payloads were taken", k)
 		}
 	}
-	if _, err := in.take(nil, 3, a); !errors.Is(err, ErrUnmatched) {
+	if _, err := in.take(world, 3, a); !errors.Is(err, ErrUnmatched) {
 		t.Errorf("a take beyond the last payload: %v, want ErrUnmatched", err)
+	}
+	if diff := cmp.Diff([]int{0, 0, 0, 1, 1}, handed); diff != "" {
+		t.Errorf("chunks handed back after each take (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{string(chunks[0]), string(chunks[2])}, world.got); diff != "" {
+		t.Errorf("chunks handed back (-want +got):\n%s", diff)
 	}
 }
 

@@ -82,14 +82,18 @@ type Link struct {
 	// calls is held during the link's MPI calls (progress and probes)
 	calls sync.Mutex
 
-	pending []*Request    // started sends (under calls)
+	pending []*Request // started sends (under calls)
+	spareMu sync.Mutex
+	spare   [][]byte      // buffers handed back (Reuse) and frames sent (SendSpare)
+	reused  int           // buffers taken from spare, for the tests
 	wake    chan struct{} // signalled by Send, for an idle Recv
 	timer   *time.Timer   // Recv's idle sleeps
 }
 
 type linkMsg struct {
-	to  int
-	msg []byte
+	to    int
+	msg   []byte
+	spare bool // msg may be reused once sent (SendSpare)
 }
 
 var _ hpc.Poller = (*Link)(nil)
@@ -110,7 +114,13 @@ func (l *Link) Procs() int { return l.c.size }
 
 // Send queues msg for process proc and, if it can, starts it (see
 // Link). The link owns msg from now on.
-func (l *Link) Send(proc int, msg []byte) error {
+func (l *Link) Send(proc int, msg []byte) error { return l.send(proc, msg, false) }
+
+// SendSpare is Send of a frame whose buffer the link may reuse once it
+// has been sent (hpc.Reuser).
+func (l *Link) SendSpare(proc int, msg []byte) error { return l.send(proc, msg, true) }
+
+func (l *Link) send(proc int, msg []byte, spare bool) error {
 	if proc < 0 || proc >= l.c.size {
 		return fmt.Errorf("mpi: link send to process %d of %d", proc, l.c.size)
 	}
@@ -122,7 +132,7 @@ func (l *Link) Send(proc int, msg []byte) error {
 		l.mu.Unlock()
 		return hpc.ErrLinkClosed
 	}
-	l.out = append(l.out, linkMsg{to: proc, msg: msg})
+	l.out = append(l.out, linkMsg{to: proc, msg: msg, spare: spare})
 	l.mu.Unlock()
 	if serialized && l.calls.TryLock() {
 		// start it here: the driving goroutine may be asleep
@@ -159,6 +169,9 @@ func (l *Link) progress(sweep bool) (bool, error) {
 			return false, err
 		}
 		l.pending = append(l.pending, r)
+		if m.spare {
+			l.Reuse(m.msg) // MPI sends a copy
+		}
 	}
 	busy := len(out) > 0
 	if len(l.pending) < reapEvery && (len(out) > 0 || !sweep) {
@@ -250,11 +263,58 @@ func (l *Link) probe() (busy bool, from int, buf []byte, err error) {
 // mrecv receives the matched message msg of count bytes from src. The
 // caller holds l.calls.
 func (l *Link) mrecv(src int, count C.int, msg *C.MPI_Message) (int, []byte, error) {
-	buf := make([]byte, int(count)+1) // never empty, for the pointer
+	buf := l.buffer(int(count) + 1) // never empty, for the pointer
 	if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, msg)); err != nil {
 		return 0, nil, err
 	}
-	return src, buf[:count:count], nil
+	return src, buf[:count], nil // (its capacity stays, for Reuse)
+}
+
+// reuseMin is the size from which a received buffer is worth reusing;
+// such buffers are made with a capacity rounded up to a multiple of it,
+// so that a later message of about the same size fits.
+const reuseMin = 64 << 10
+
+// maxSpare bounds the buffers a link keeps for reuse: a frame sent and
+// one received at a time are the common case.
+const maxSpare = 2
+
+// Buffer returns an empty buffer with room for n bytes, to send a frame
+// from (hpc.Reuser): a spare one if one is large enough.
+func (l *Link) Buffer(n int) []byte { return l.buffer(n)[:0] }
+
+// buffer returns a buffer of n bytes to receive into: a spare one if one
+// is large enough.
+func (l *Link) buffer(n int) []byte {
+	if n >= reuseMin {
+		l.spareMu.Lock()
+		for i, b := range l.spare {
+			if cap(b) >= n {
+				last := len(l.spare) - 1
+				l.spare[i], l.spare[last] = l.spare[last], nil
+				l.spare = l.spare[:last]
+				l.reused++
+				l.spareMu.Unlock()
+				return b[:n]
+			}
+		}
+		l.spareMu.Unlock()
+		return make([]byte, n, (n+reuseMin-1)/reuseMin*reuseMin)
+	}
+	return make([]byte, n)
+}
+
+// Reuse keeps buf, a received message (or part of one) that its
+// receiver no longer uses, to receive a later one into (hpc.Reuser).
+func (l *Link) Reuse(buf []byte) {
+	if cap(buf) < reuseMin {
+		return
+	}
+	l.spareMu.Lock()
+	if len(l.spare) < maxSpare {
+		l.spare = append(l.spare, buf[:0])
+	}
+	l.spareMu.Unlock()
 }
 
 // Shared reports whether any goroutine may call Poll and Progress: when
@@ -338,6 +398,9 @@ func (l *Link) Close() error {
 	left := len(l.out) + len(l.pending)
 	l.out = nil
 	l.mu.Unlock()
+	l.spareMu.Lock()
+	l.spare = nil // for the collector, now
+	l.spareMu.Unlock()
 	if left > 0 {
 		// A receiver is gone; MPI_Cancel of a matched send could block,
 		// so the requests are left to MPI_Finalize or MPI_Abort.
