@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -147,26 +148,204 @@ func (c *CollPart) merge(o *CollPart) {
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
-// pattern and operation (MergeCollParts); srcs keep their instances.
+// pattern and operation, ordered as MergeCollParts orders them; srcs keep
+// their instances. Mostly every location takes part in the same
+// operations: the parts of the location with the most instances are the
+// operations', and the other locations' instances join them in place,
+// each location's in a buffer that all reuse, ordered (sortParts) and
+// walked along the operations; instances of operations without a part
+// meet in a list of their own, merged at the end as before. A part per
+// instance of all locations, sorted, took a third of the in-process
+// wait-state analysis of an allreduce-heavy 8 M-event trace of 4 ranks
+// (100 MB of fresh memory, 0.2 s to make, 0.25 s to sort).
 func CollParts(srcs []StatSource) []CollPart {
 	seal(srcs)
-	n := 0
-	for _, s := range srcs {
-		n += s.Colls.Len()
-	}
-	parts := make([]CollPart, 0, n) // a part per instance, until they merge
-	waits := make([]float64, 0, n)  // the parts' sums, one value each until they merge
-	for _, s := range srcs {
-		i := 0
-		for in := range s.Colls.All {
-			waits = append(waits, in.Duration)
-			c := instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})
-			c.Wait = waits[len(waits)-1 : len(waits) : len(waits)]
-			parts = append(parts, c)
-			i++
+	first := -1
+	for i, s := range srcs {
+		if first < 0 || s.Colls.Len() > srcs[first].Colls.Len() {
+			first = i
 		}
 	}
-	return MergeCollParts(parts)
+	if first < 0 || srcs[first].Colls.Len() == 0 {
+		return nil
+	}
+	most := srcs[first].Colls.Len()
+	// (made at their size at once: grown, they would be made again and
+	// again, each time with the collector's work for the new memory)
+	buf, tmp := make([]CollPart, 0, most), make([]CollPart, 0, most)
+	var (
+		acc, rest []CollPart
+		sums      []float64 // room for the parts' sums, a few partials each
+	)
+	// own returns a copy of the part of a single instance with a sum of
+	// its own, which later instances extend in place
+	own := func(b *CollPart) CollPart {
+		if cap(sums)-len(sums) < 4 {
+			sums = make([]float64, 0, 4*max(1<<10, most))
+		}
+		at := len(sums)
+		sums = sums[:at+4]
+		c := *b
+		c.Wait = append(xsum(sums[at:at:at+4]), b.MaxWait)
+		return c
+	}
+	for _, si := range append([]int{first}, seq(len(srcs), first)...) {
+		s := srcs[si]
+		buf = buf[:0]
+		i := 0
+		for in := range s.Colls.All {
+			buf = append(buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
+			i++
+		}
+		buf, tmp = sortParts(buf, tmp)
+		if acc == nil {
+			acc = make([]CollPart, 0, len(buf))
+			for j := range buf {
+				if n := len(acc); n > 0 && comparePartKeys(acc[n-1], buf[j]) == 0 {
+					joinInstance(&acc[n-1], &buf[j])
+				} else {
+					acc = append(acc, own(&buf[j]))
+				}
+			}
+			continue
+		}
+		k := 0
+		for j := range buf {
+			b := &buf[j]
+			if k < len(acc) && comparePartKeys(acc[k], *b) < 0 {
+				// the next operations, else a search of the rest
+				if k+1 < len(acc) && comparePartKeys(acc[k+1], *b) >= 0 {
+					k++
+				} else {
+					k += sort.Search(len(acc)-k, func(x int) bool { return comparePartKeys(acc[k+x], *b) >= 0 })
+				}
+			}
+			if k < len(acc) && comparePartKeys(acc[k], *b) == 0 {
+				joinInstance(&acc[k], b)
+			} else {
+				rest = append(rest, own(b))
+			}
+		}
+	}
+	if len(rest) > 0 {
+		acc = mergeSortedParts(acc, MergeCollParts(rest))
+	}
+	return acc
+}
+
+// seq returns 0..n-1 without skip.
+func seq(n, skip int) []int {
+	out := make([]int, 0, n)
+	for i := range n {
+		if i != skip {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// sortParts orders parts as MergeCollParts does, using tmp (of at least
+// their number in capacity), and returns them and the other buffer. A
+// location finds the instances of one pattern on one communicator in
+// the order of their operations, mostly: the parts go to their pattern
+// and communicator's bucket in the order they come, and only a bucket
+// out of order is sorted.
+func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
+	if slices.IsSortedFunc(parts, comparePartKeys) {
+		return parts, tmp
+	}
+	type bucket struct {
+		pattern uint8
+		comm    uint32
+		at, n   int
+	}
+	index := map[uint64]int{}
+	var buckets []bucket
+	for i := range parts {
+		k := uint64(parts[i].Pattern)<<32 | uint64(parts[i].Key.Comm)
+		b, ok := index[k]
+		if !ok {
+			b = len(buckets)
+			index[k] = b
+			buckets = append(buckets, bucket{pattern: parts[i].Pattern, comm: parts[i].Key.Comm})
+		}
+		buckets[b].n++
+	}
+	order := make([]int, len(buckets))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		if c := cmp.Compare(buckets[x].pattern, buckets[y].pattern); c != 0 {
+			return c
+		}
+		return cmp.Compare(buckets[x].comm, buckets[y].comm)
+	})
+	at := 0
+	for _, b := range order {
+		buckets[b].at = at
+		at += buckets[b].n
+	}
+	tmp = tmp[:len(parts)]
+	next := make([]int, len(buckets))
+	for b := range buckets {
+		next[b] = buckets[b].at
+	}
+	for i := range parts {
+		b := index[uint64(parts[i].Pattern)<<32|uint64(parts[i].Key.Comm)]
+		tmp[next[b]] = parts[i]
+		next[b]++
+	}
+	for _, b := range buckets {
+		seg := tmp[b.at : b.at+b.n]
+		if !slices.IsSortedFunc(seg, comparePartKeys) {
+			slices.SortFunc(seg, comparePartKeys)
+		}
+	}
+	return tmp, parts[:0]
+}
+
+// comparePartKeys orders parts as MergeCollParts does.
+func comparePartKeys(a, b CollPart) int {
+	if c := cmp.Compare(a.Pattern, b.Pattern); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Key.Comm, b.Key.Comm); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key.Seq, b.Key.Seq)
+}
+
+// joinInstance merges the part of a single instance (its wait is its
+// MaxWait, its Wait unset) into c.
+func joinInstance(c, in *CollPart) {
+	c.merge(in)
+	c.Wait.add(in.MaxWait)
+}
+
+// mergeSortedParts returns the parts of a and b, both sorted and each of
+// distinct operations, sorted, merging the parts of an operation that
+// both have.
+func mergeSortedParts(a, b []CollPart) []CollPart {
+	out := make([]CollPart, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := comparePartKeys(a[i], b[j]); {
+		case c < 0:
+			out = append(out, a[i])
+			i++
+		case c > 0:
+			out = append(out, b[j])
+			j++
+		default:
+			p := a[i]
+			p.merge(&b[j])
+			out = append(out, p)
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // seal completes the waits of srcs (patterns.Statistics.Seal).

@@ -285,3 +285,63 @@ func appendCollParts(parts []CollPart) []byte {
 	}
 	return b
 }
+
+// TestCollPartsMerge: CollParts, which merges the locations one at a
+// time, makes the parts that merging a part per instance makes
+// (MergeCollParts), whatever order the locations found their instances
+// in: several collective patterns and communicators, operations that
+// only some locations take part in, a rank without collectives, threads,
+// and ties of waits and places.
+func TestCollPartsMerge(t *testing.T) {
+	var colls []uint8
+	for _, name := range []string{"mpi_wait_nxn", "mpi_nxn_completion", "mpi_latebroadcast", "mpi_barrier_wait"} {
+		if i := slices.Index(patterns.StatPatterns, name); i >= 0 {
+			colls = append(colls, uint8(i))
+		}
+	}
+	if len(colls) < 2 {
+		t.Fatalf("collective patterns %v", colls)
+	}
+	for _, order := range []string{"found in order", "reversed", "shuffled"} {
+		t.Run(order, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, uint64(len(order))))
+			var srcs []StatSource
+			var want []CollPart
+			for r := range 6 {
+				for th := range 1 + r%2 {
+					var ins []patterns.Instance
+					if r != 3 {
+						for seq := range 60 {
+							if rng.IntN(5) == 0 && r > 0 {
+								continue // an operation this location has no instance of
+							}
+							for _, p := range colls[:1+rng.IntN(len(colls))] {
+								d := float64(rng.IntN(4)) * 1e-5 // ties
+								ins = append(ins, patterns.Instance{Pattern: p, Enter: float64(seq) + float64(rng.IntN(3))*1e-3, Exit: float64(seq) + float64(rng.IntN(3))*1e-2,
+									Duration: d, Callpath: uint32(rng.IntN(5)), Rank: int32(r), Coll: patterns.CollKey{Comm: uint32(seq % 3), Seq: int32(seq / 3)}})
+							}
+						}
+					}
+					switch order {
+					case "reversed":
+						slices.Reverse(ins)
+					case "shuffled":
+						rng.Shuffle(len(ins), func(i, j int) { ins[i], ins[j] = ins[j], ins[i] })
+					}
+					srcs = append(srcs, source(int32(r), int32(th), nil, ins))
+					for i, in := range ins {
+						c := instancePart(&in, StatPos{int32(r), int32(th), int64(i)})
+						c.Wait = xsum{in.Duration}
+						want = append(want, c)
+					}
+				}
+			}
+			want = MergeCollParts(want)
+			got := CollParts(srcs)
+			opt := cmp.Comparer(func(a, b xsum) bool { return a.value() == b.value() })
+			if d := cmp.Diff(want, got, opt); d != "" {
+				t.Errorf("CollParts (-a part per instance, merged +CollParts):\n%s", d)
+			}
+		})
+	}
+}
