@@ -794,9 +794,13 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 			bufs[p] = binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+count[p]*(collPartSize+8)), uint64(count[p]))
 		}
 	}
-	// the own instances, then each other process's, join their
-	// operations' parts (partJoin)
-	mine := newPartJoin(count[me])
+	// the own instances, location by location, then each other
+	// process's, join their operations' parts (partJoin)
+	most := 0
+	for _, s := range srcs {
+		most = max(most, s.Colls.Len())
+	}
+	mine := newPartJoin(min(most, count[me]))
 	var one [1]float64
 	for _, s := range srcs {
 		i := 0
@@ -811,8 +815,8 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 			}
 			mine.buf = append(mine.buf, c) // its wait is MaxWait
 		}
+		mine.join()
 	}
-	mine.join()
 	var sums []float64 // a received batch's sums, reused
 	for r := 1; r < procs; r++ {
 		to, from := (me+r)%procs, (me-r+procs)%procs
