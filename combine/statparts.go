@@ -783,10 +783,13 @@ const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
 func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from int, b []byte) ([]byte, error)) ([]CollPart, error) {
 	seal(srcs) // before the instances go
 	count := make([]int, procs)
+	most := 0 // the most own instances of a location
 	for _, s := range srcs {
+		own := count[me]
 		for in := range s.Colls.All {
 			count[collOwner(in.Pattern, in.Coll, procs)]++
 		}
+		most = max(most, count[me]-own)
 	}
 	bufs := make([][]byte, procs)
 	for p := range bufs {
@@ -796,11 +799,7 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 	}
 	// the own instances, location by location, then each other
 	// process's, join their operations' parts (partJoin)
-	most := 0
-	for _, s := range srcs {
-		most = max(most, s.Colls.Len())
-	}
-	mine := newPartJoin(min(most, count[me]))
+	mine := newPartJoin(most)
 	var one [1]float64
 	for _, s := range srcs {
 		i := 0
@@ -825,13 +824,30 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 		if err != nil {
 			return nil, err
 		}
-		if mine.buf, sums, err = decodeCollParts(mine.buf, sums[:0], b); err != nil {
+		// in batches of a location's size, so that the buffers keep it
+		// (mine has the parts of every operation this process owns:
+		// they join in order, batch by batch)
+		n, b, err := collPartsCount(b)
+		batch := max(most, minExchangeBatch) // (a process may own none itself)
+		for done := 0; err == nil && done < n; done += batch {
+			m := min(batch, n-done)
+			if mine.buf, sums, b, err = decodePartsN(mine.buf, sums[:0], b, done, m); err == nil {
+				mine.join()
+			}
+		}
+		if err == nil && len(b) != 0 {
+			err = fmt.Errorf("collective parts: %d bytes after the last part", len(b))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", from, err)
 		}
-		mine.join()
 	}
 	return mine.parts(), nil
 }
+
+// minExchangeBatch is the fewest parts of a round that ExchangeCollParts
+// joins at once (a variable for the tests).
+var minExchangeBatch = 1 << 12
 
 // instancePart is the part of collective instance in, found at pos.
 func instancePart(in *patterns.Instance, pos StatPos) CollPart {
@@ -870,20 +886,41 @@ func DecodeCollParts(dst []CollPart, b []byte) ([]CollPart, error) {
 // decodeCollParts is DecodeCollParts with the parts' sums appended to
 // sums (which the parts' Wait then share), returned too.
 func decodeCollParts(dst []CollPart, sums []float64, b []byte) ([]CollPart, []float64, error) {
-	le := binary.LittleEndian
+	n, b, err := collPartsCount(b)
+	if err != nil {
+		return nil, sums, err
+	}
+	if dst, sums, b, err = decodePartsN(dst, sums, b, 0, n); err != nil {
+		return nil, sums, err
+	}
+	if len(b) != 0 {
+		return nil, sums, fmt.Errorf("collective parts: %d bytes after the last part", len(b))
+	}
+	return dst, sums, nil
+}
+
+// collPartsCount reads the number of parts that ExchangeCollParts put
+// before them.
+func collPartsCount(b []byte) (int, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b))/collPartSize {
-		return nil, sums, fmt.Errorf("collective parts: bad count at offset 0")
+		return 0, nil, fmt.Errorf("collective parts: bad count at offset 0")
 	}
-	b = b[k:]
-	dst = slices.Grow(dst, int(n))
-	parts := dst[len(dst) : len(dst)+int(n)]
+	return int(n), b[k:], nil
+}
+
+// decodePartsN decodes parts first..first+n-1 of a batch from b, appends
+// them to dst and their sums to sums, and returns the bytes after them.
+func decodePartsN(dst []CollPart, sums []float64, b []byte, first, n int) ([]CollPart, []float64, []byte, error) {
+	le := binary.LittleEndian
+	dst = slices.Grow(dst, n)
+	parts := dst[len(dst) : len(dst)+n]
 	// the sums first, then the parts' slices of them (sums may move as
 	// it grows)
 	at := make([]int, 0, n)
 	for i := range parts {
 		if len(b) < collPartSize {
-			return nil, sums, fmt.Errorf("collective parts: part %d of %d truncated", i, n)
+			return nil, sums, nil, fmt.Errorf("collective parts: part %d truncated", first+i)
 		}
 		c := &parts[i]
 		c.Pattern = b[0]
@@ -900,16 +937,13 @@ func decodeCollParts(dst []CollPart, sums []float64, b []byte) ([]CollPart, []fl
 		nw := int(b[57])
 		b = b[collPartSize:]
 		if len(b) < 8*nw {
-			return nil, sums, fmt.Errorf("collective parts: part %d of %d truncated", i, n)
+			return nil, sums, nil, fmt.Errorf("collective parts: part %d truncated", first+i)
 		}
 		at = append(at, len(sums))
 		for j := range nw {
 			sums = append(sums, math.Float64frombits(le.Uint64(b[8*j:])))
 		}
 		b = b[8*nw:]
-	}
-	if len(b) != 0 {
-		return nil, sums, fmt.Errorf("collective parts: %d bytes after the last part", len(b))
 	}
 	for i := range parts {
 		end := len(sums)
@@ -918,5 +952,5 @@ func decodeCollParts(dst []CollPart, sums []float64, b []byte) ([]CollPart, []fl
 		}
 		parts[i].Wait = sums[at[i]:end:end]
 	}
-	return dst[:len(dst)+int(n)], sums, nil
+	return dst[:len(dst)+n], sums, b, nil
 }

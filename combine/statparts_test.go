@@ -169,6 +169,14 @@ func TestStatsPlacement(t *testing.T) {
 			t.Errorf("%d processes (-one +spread):\n%s", procs, d)
 		}
 	}
+	// each round's parts joined in batches of a location's own parts
+	defer func(m int) { minExchangeBatch = m }(minExchangeBatch)
+	minExchangeBatch = 1
+	for _, procs := range []int{2, 3} {
+		if d := cmp.Diff(want, statsSpread(srcs, procs)); d != "" {
+			t.Errorf("%d processes, small batches (-one +spread):\n%s", procs, d)
+		}
+	}
 }
 
 // TestStatsDirect compares the statistics with a direct computation from
