@@ -305,7 +305,8 @@ func (l *Link) buffer(n int) []byte {
 }
 
 // Reuse keeps buf, a received message (or part of one) that its
-// receiver no longer uses, to receive a later one into (hpc.Reuser).
+// receiver no longer uses or a frame that MPI has copied, for a later
+// message (hpc.Reuser): to receive into or to encode a frame in.
 func (l *Link) Reuse(buf []byte) {
 	if cap(buf) < reuseMin {
 		return
