@@ -163,7 +163,7 @@ func CollParts(srcs []StatSource) []CollPart {
 		return nil
 	}
 	j := newPartJoin(srcs[first].Colls.Len())
-	for _, si := range append([]int{first}, seq(len(srcs), first)...) {
+	for _, si := range append([]int{first}, indicesBut(len(srcs), first)...) {
 		s := srcs[si]
 		i := 0
 		for in := range s.Colls.All {
@@ -190,11 +190,12 @@ func CollParts(srcs []StatSource) []CollPart {
 type partJoin struct {
 	// buf is the batch to join: parts of single instances (their wait
 	// is MaxWait) or parts with their sums (Wait set)
-	buf       []CollPart
-	tmp       []CollPart // sortParts' second buffer
-	acc, rest []CollPart
-	sums      []float64 // room for the parts' sums, a few partials each
-	size      int       // the buffers' size
+	buf  []CollPart
+	tmp  []CollPart // sortParts' second buffer
+	acc  []CollPart // the operations' parts, in order
+	rest []CollPart // parts of operations acc lacks, in no order
+	sums []float64  // room for the parts' sums, a few partials each
+	size int        // the buffers' size
 }
 
 func newPartJoin(size int) *partJoin {
@@ -264,8 +265,8 @@ func (j *partJoin) parts() []CollPart {
 	return j.acc
 }
 
-// seq returns 0..n-1 without skip.
-func seq(n, skip int) []int {
+// indicesBut returns 0..n-1 without skip.
+func indicesBut(n, skip int) []int {
 	out := make([]int, 0, n)
 	for i := range n {
 		if i != skip {
