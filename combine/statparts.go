@@ -163,14 +163,19 @@ func CollParts(srcs []StatSource) []CollPart {
 		return nil
 	}
 	j := newPartJoin(srcs[first].Colls.Len())
-	for _, si := range append([]int{first}, indicesBut(len(srcs), first)...) {
-		s := srcs[si]
+	join := func(s StatSource) {
 		i := 0
 		for in := range s.Colls.All {
 			j.buf = append(j.buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
 			i++
 		}
 		j.join()
+	}
+	join(srcs[first])
+	for i, s := range srcs {
+		if i != first {
+			join(s)
+		}
 	}
 	return j.parts()
 }
@@ -265,17 +270,6 @@ func (j *partJoin) parts() []CollPart {
 	return j.acc
 }
 
-// indicesBut returns 0..n-1 without skip.
-func indicesBut(n, skip int) []int {
-	out := make([]int, 0, n)
-	for i := range n {
-		if i != skip {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // sortParts orders parts as MergeCollParts does, using tmp (made anew if
 // too small), and returns them and the other buffer. A
 // location finds the instances of one pattern on one communicator in
@@ -340,7 +334,8 @@ func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
 	return tmp, parts[:0]
 }
 
-// comparePartKeys orders parts as MergeCollParts does.
+// comparePartKeys orders parts by pattern, communicator and sequence
+// number (MergeCollParts); 0 means the same operation.
 func comparePartKeys(a, b CollPart) int {
 	if c := cmp.Compare(a.Pattern, b.Pattern); c != 0 {
 		return c
@@ -398,15 +393,7 @@ func seal(srcs []StatSource) {
 // and sorting them needs no index beside them (a map per pattern took
 // as much memory again as the parts).
 func MergeCollParts(parts []CollPart) []CollPart {
-	slices.SortFunc(parts, func(a, b CollPart) int {
-		if c := cmp.Compare(a.Pattern, b.Pattern); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Key.Comm, b.Key.Comm); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key.Seq, b.Key.Seq)
-	})
+	slices.SortFunc(parts, comparePartKeys)
 	k := 0
 	for i := range parts {
 		if k > 0 && parts[k-1].Pattern == parts[i].Pattern && parts[k-1].Key == parts[i].Key {
@@ -828,17 +815,12 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 		// in batches of a location's size, so that the buffers keep it
 		// (mine has the parts of every operation this process owns:
 		// they join in order, batch by batch)
-		n, b, err := collPartsCount(b)
 		batch := max(most, minExchangeBatch) // (a process may own none itself)
-		for done := 0; err == nil && done < n; done += batch {
-			m := min(batch, n-done)
-			if mine.buf, sums, b, err = decodePartsN(mine.buf, sums[:0], b, done, m); err == nil {
-				mine.join()
-			}
-		}
-		if err == nil && len(b) != 0 {
-			err = fmt.Errorf("collective parts: %d bytes after the last part", len(b))
-		}
+		err = decodeCollParts(b, batch, mine.buf, sums[:0], func(parts []CollPart, s []float64) ([]CollPart, []float64) {
+			mine.buf = parts
+			mine.join()
+			return mine.buf, s[:0]
+		})
 		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", from, err)
 		}
@@ -880,24 +862,35 @@ func appendCollPart(b []byte, c *CollPart) []byte {
 // DecodeCollParts decodes what ExchangeCollParts sends a process and
 // appends the parts to dst.
 func DecodeCollParts(dst []CollPart, b []byte) ([]CollPart, error) {
-	dst, _, err := decodeCollParts(dst, nil, b)
-	return dst, err
+	err := decodeCollParts(b, math.MaxInt, dst, nil, func(parts []CollPart, sums []float64) ([]CollPart, []float64) {
+		dst = parts
+		return parts, sums
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dst, nil
 }
 
-// decodeCollParts is DecodeCollParts with the parts' sums appended to
-// sums (which the parts' Wait then share), returned too.
-func decodeCollParts(dst []CollPart, sums []float64, b []byte) ([]CollPart, []float64, error) {
+// decodeCollParts decodes what ExchangeCollParts sends a process, batch
+// parts at a time: it appends each batch to parts and its sums to sums
+// (which the parts' Wait share), and use returns the slices to append
+// the next batch to.
+func decodeCollParts(b []byte, batch int, parts []CollPart, sums []float64, use func([]CollPart, []float64) ([]CollPart, []float64)) error {
 	n, b, err := collPartsCount(b)
 	if err != nil {
-		return nil, sums, err
+		return err
 	}
-	if dst, sums, b, err = decodePartsN(dst, sums, b, 0, n); err != nil {
-		return nil, sums, err
+	for done := 0; done < n; done += batch {
+		if parts, sums, b, err = decodePartsN(parts, sums, b, done, min(batch, n-done)); err != nil {
+			return err
+		}
+		parts, sums = use(parts, sums)
 	}
 	if len(b) != 0 {
-		return nil, sums, fmt.Errorf("collective parts: %d bytes after the last part", len(b))
+		return fmt.Errorf("collective parts: %d bytes after the last part", len(b))
 	}
-	return dst, sums, nil
+	return nil
 }
 
 // collPartsCount reads the number of parts that ExchangeCollParts put
