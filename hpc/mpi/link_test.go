@@ -377,32 +377,38 @@ func TestExchange(t *testing.T) {
 	}
 }
 
-// TestOnOneNode checks when Init narrows Open MPI's point-to-point layer
-// to ob1: on one node, unless the user chose a layer.
-func TestOnOneNode(t *testing.T) {
+// TestSetEnv checks when Init narrows Open MPI's point-to-point layer to
+// ob1: on one node, unless the user chose a layer.
+func TestSetEnv(t *testing.T) {
 	tests := []struct {
 		name             string
 		size, local, pml string // "-": unset
-		want             bool
+		want             string // OMPI_MCA_pml afterwards, "-": unset
 	}{
-		{"one node", "4", "4", "-", true},
-		{"two nodes", "4", "2", "-", false},
-		{"user's layer", "4", "4", "ucx", false},
-		{"user's empty layer", "4", "4", "", false},
-		{"not Open MPI's launcher", "-", "-", "-", false},
+		{"one node", "4", "4", "-", "ob1"},
+		{"two nodes", "4", "2", "-", "-"},
+		{"user's layer", "4", "4", "ucx", "ucx"},
+		{"user's empty layer", "4", "4", "", ""},
+		{"not Open MPI's launcher", "-", "-", "-", "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(hwlocBlacklist, os.Getenv(hwlocBlacklist)) // restored after the test
 			for _, v := range []struct{ name, val string }{
 				{"OMPI_COMM_WORLD_SIZE", tc.size}, {"OMPI_COMM_WORLD_LOCAL_SIZE", tc.local}, {ompiPML, tc.pml},
 			} {
-				t.Setenv(v.name, v.val) // restored after the test
+				t.Setenv(v.name, v.val)
 				if v.val == "-" {
 					os.Unsetenv(v.name)
 				}
 			}
-			if got := onOneNode(); got != tc.want {
-				t.Errorf("onOneNode() = %v, want %v", got, tc.want)
+			setEnv()
+			got, ok := os.LookupEnv(ompiPML)
+			if !ok {
+				got = "-"
+			}
+			if got != tc.want {
+				t.Errorf("OMPI_MCA_pml = %q, want %q", got, tc.want)
 			}
 		})
 	}

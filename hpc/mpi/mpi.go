@@ -106,14 +106,38 @@ const hwlocBlacklist = "HWLOC_PLUGINS_BLACKLIST"
 const ompiPML = "OMPI_MCA_pml"
 
 // onOneNode reports whether Open MPI's launcher started every process of
-// the job on this node and the user left the choice of point-to-point
-// layer to Open MPI (OMPI_MCA_pml unset).
+// the job on this node.
 func onOneNode() bool {
-	if _, ok := os.LookupEnv(ompiPML); ok {
-		return false
-	}
 	size, local := os.Getenv("OMPI_COMM_WORLD_SIZE"), os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE")
 	return size != "" && size == local
+}
+
+// setDefault sets environment variable name to value unless the user set
+// it (to anything, empty included).
+func setDefault(name, value string) {
+	if _, ok := os.LookupEnv(name); !ok {
+		os.Setenv(name, value)
+	}
+}
+
+// setEnv sets what MPI_Init reads from the environment, where the user
+// did not.
+func setEnv() {
+	// MPI_Init starts hwloc, which loads all its plugins: those for
+	// displays (X11), OpenCL devices and XML through libxml2 pull in
+	// libraries of 2.8 MiB of resident memory per process (ICU,
+	// libstdc++, X11), a twentieth of a process's peak under mpirun -np
+	// 4 on the bench traces. MPI needs none of them (hwloc reads XML
+	// without libxml2).
+	setDefault(hwlocBlacklist, "hwloc_gl,hwloc_opencl,hwloc_xml_libxml")
+	if onOneNode() {
+		// Open MPI's MPI_Init opens every point-to-point layer it has
+		// and lets each probe for its network (Omni-Path, libfabric,
+		// UCX): 0.2 s of a process's 0.45 s in MPI_Init on the test
+		// machine, for networks that a job on one node does not use.
+		// There its shared-memory layer (ob1) is the one chosen anyway.
+		setDefault(ompiPML, "ob1")
+	}
 }
 
 // serialized tells whether MPI provides MPI_THREAD_SERIALIZED: any
@@ -125,24 +149,7 @@ var serialized bool
 // locked to its OS thread, but for a Link's sends (Link.Send).
 func Init() {
 	runtime.LockOSThread()
-	// MPI_Init starts hwloc, which loads all its plugins: those for
-	// displays (X11), OpenCL devices and XML through libxml2 pull in
-	// libraries of 2.8 MiB of resident memory per process (ICU,
-	// libstdc++, X11), a twentieth of a process's peak under mpirun -np
-	// 4 on the bench traces. MPI needs none of them (hwloc reads XML
-	// without libxml2), so they stay unloaded unless the user chose
-	// otherwise.
-	if _, ok := os.LookupEnv(hwlocBlacklist); !ok {
-		os.Setenv(hwlocBlacklist, "hwloc_gl,hwloc_opencl,hwloc_xml_libxml")
-	}
-	if onOneNode() {
-		// Open MPI's MPI_Init opens every point-to-point layer it has
-		// and lets each probe for its network (Omni-Path, libfabric,
-		// UCX): 0.2 s of a process's 0.45 s in MPI_Init on the test
-		// machine, for networks that a job on one node does not use.
-		// There its shared-memory layer (ob1) is the one chosen anyway.
-		os.Setenv(ompiPML, "ob1")
-	}
+	setEnv()
 	var provided C.int
 	if C.scout_init_thread(&provided) != C.MPI_SUCCESS {
 		panic("mpi: MPI_Init_thread failed")
