@@ -32,12 +32,29 @@ const MPIBuild = true
 func init() { gob.Register(replay.Violations{}) }
 
 // faultInjection kills this process when SCOUT_FAULT_KILL_RANK names its
-// rank: the tests use it to check that a rank dying mid-analysis fails
-// the whole job and leaves no report behind.
+// rank, and panics when SCOUT_FAULT_PANIC_RANK does: the tests use them
+// to check that a rank dying mid-analysis, or failing with a bug, fails
+// the whole job at once and leaves no report behind.
 func faultInjection(rank int) {
 	if v := os.Getenv("SCOUT_FAULT_KILL_RANK"); v != "" && v == strconv.Itoa(rank) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
+	if v := os.Getenv("SCOUT_FAULT_PANIC_RANK"); v != "" && v == strconv.Itoa(rank) {
+		panic("fault injection (SCOUT_FAULT_PANIC_RANK)")
+	}
+}
+
+// finalize ends MPI when RunMPI returns. When it returns by a panic (a
+// bug), MPI_Finalize would wait for the other processes, which wait for
+// this one: the job would hang until the batch system's time limit.
+// The panic is reported with its stack instead, and the job aborted
+// (exit status 1, as for any failed analysis).
+func finalize(rank int) {
+	if p := recover(); p != nil {
+		fmt.Fprintf(os.Stderr, "scout: rank %d: internal error: %v\n%s", rank, p, debug.Stack())
+		mpi.Abort(1)
+	}
+	mpi.Finalize()
 }
 
 // RunMPI analyzes the trace with the processes of the MPI job (mpirun
@@ -49,9 +66,9 @@ func faultInjection(rank int) {
 // returns an error (ErrReported on the others).
 func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 	mpi.Init()
-	defer mpi.Finalize()
 	w := mpi.World()
 	me := w.Rank()
+	defer finalize(me)
 	if me != 0 {
 		p.Log = nil // rank 0 speaks for all
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -124,25 +125,45 @@ func TestNoMPIBuildUnderLauncher(t *testing.T) {
 	}
 }
 
-// TestMPIRankKilled kills one process mid-analysis, with one process per
-// rank and with two ranks per process: the job must fail with a message
-// and leave no output files.
-func TestMPIRankKilled(t *testing.T) {
+// TestMPIRankFailed kills one process mid-analysis, or makes it panic
+// (a bug), with one process per rank and with two ranks per process:
+// the job must fail at once (not wait for the failed process in
+// MPI_Finalize) with a message and leave no output files.
+func TestMPIRankFailed(t *testing.T) {
 	bin := buildMPI(t)
 	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np4")
-	for _, np := range []int{4, 2} {
-		out := t.TempDir()
-		cmd := mpirun(np, bin, "-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir)
-		cmd.Env = append(cmd.Env, "SCOUT_FAULT_KILL_RANK=1")
-		b, err := cmd.CombinedOutput()
-		if err == nil {
-			t.Fatalf("-np %d: job with a killed process succeeded:\n%s", np, b)
-		}
-		if !strings.Contains(strings.ToLower(string(b)), "signal") && !strings.Contains(string(b), "killed") {
-			t.Errorf("-np %d: no message about the killed process:\n%s", np, b)
-		}
-		if files, _ := os.ReadDir(out); len(files) != 0 {
-			t.Errorf("-np %d: output left behind: %v", np, files)
+	for _, tc := range []struct {
+		name, env string
+		msg       []string // the output has one of these (case-insensitive)
+	}{
+		{"killed", "SCOUT_FAULT_KILL_RANK=1", []string{"signal", "killed"}},
+		{"panicked", "SCOUT_FAULT_PANIC_RANK=1", []string{"rank 1: internal error: fault injection"}},
+	} {
+		for _, np := range []int{4, 2} {
+			t.Run(fmt.Sprintf("%s/np%d", tc.name, np), func(t *testing.T) {
+				out := t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := mpirunContext(ctx, np, bin, "-q", "-o", out, "--csv", filepath.Join(out, "x.csv"), dir)
+				cmd.Env = append(cmd.Env, tc.env)
+				b, err := cmd.CombinedOutput()
+				if ctx.Err() != nil {
+					t.Fatalf("the job did not end:\n%s", b)
+				}
+				if err == nil {
+					t.Fatalf("the job succeeded:\n%s", b)
+				}
+				said := false
+				for _, m := range tc.msg {
+					said = said || strings.Contains(strings.ToLower(string(b)), m)
+				}
+				if !said {
+					t.Errorf("no message about the failed process (%q):\n%s", tc.msg, b)
+				}
+				if files, _ := os.ReadDir(out); len(files) != 0 {
+					t.Errorf("output left behind: %v", files)
+				}
+			})
 		}
 	}
 }
