@@ -967,3 +967,34 @@ func TestUnshare(t *testing.T) {
 		t.Errorf("a new value after Unshare, by rank (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkInProcessHandOffs measures the in-process hand-offs of a
+// backward replay's shape: four ranks on a ring, each sending its
+// successor a small message and receiving one from its predecessor,
+// then handing a small contribution to a Gather's root, which takes
+// turns; per hand-off (message or contribution).
+func BenchmarkInProcessHandOffs(b *testing.B) {
+	const ranks, rounds = 4, 20000
+	data := make([]byte, 96)
+	for b.Loop() {
+		err := RunInProcess(ranks, func(c Comm) error {
+			me := c.Rank()
+			for i := range rounds {
+				if err := c.Send((me+1)%ranks, 1, data); err != nil {
+					return err
+				}
+				if _, err := c.Recv((me+ranks-1)%ranks, 1); err != nil {
+					return err
+				}
+				if _, err := c.Gather(i%ranks, data); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(ranks*rounds*2), "ns/hand-off")
+}
