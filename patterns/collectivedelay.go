@@ -31,7 +31,8 @@ type collectiveDelay struct {
 	group, local cpvec
 	groupMap     replay.Timemap
 	localMap     replay.Timemap
-	cpIDs        []uint32 // global call paths of the delayer's interval, sorted
+	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
+	t0, remote   []float64 // by cpIDs: the delayer's and a member's times
 	vec          []float64
 	gamma        []float64
 	sum, scales  []float64 // the delayer's sums and the members' scales
@@ -115,14 +116,12 @@ func (rc *rootCause) spTimes(c *replay.Ctx, from, to int, out *cpvec) error {
 
 // toGlobal sets m to v with global call paths.
 func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
-	if *m == nil {
-		*m = replay.Timemap{}
-	}
-	clear(*m)
+	m.Reset()
 	_, global := c.Loc.GlobalPaths()
 	for k, cp := range v.cp {
-		(*m)[global(cp)] = v.v[k]
+		m.Append(global(cp), v.v[k])
 	}
+	m.Sort()
 }
 
 // collDelay computes the collective delay at collective end c.Index,
@@ -176,11 +175,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		}
 	}
 	toGlobal(c, &cd.group, &cd.groupMap)
-	cd.cpIDs = cd.cpIDs[:0]
-	for g := range cd.groupMap {
-		cd.cpIDs = append(cd.cpIDs, g)
-	}
-	slices.Sort(cd.cpIDs)
+	cd.cpIDs = append(cd.cpIDs[:0], cd.groupMap.CP...)
 	nc := len(cd.cpIDs)
 	// Each member's scaled delays, summed over the members in rank order.
 	width := nk*nc + 1
@@ -188,6 +183,8 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	clear(cd.sum)
 	cd.scales = slices.Grow(cd.scales[:0], nk*size)[:nk*size]
 	cd.vec = slices.Grow(cd.vec[:0], nc)[:nc]
+	cd.t0 = slices.Grow(cd.t0[:0], nc)[:nc]
+	cd.remote = slices.Grow(cd.remote[:0], nc)[:nc]
 	for r := range size {
 		if err := c.UseGathered(r); err != nil {
 			return false, err
@@ -198,23 +195,27 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		if len(mGamma) != nk {
 			return false, fmt.Errorf("root cause: member %d sent %d costs, want %d", r, len(mGamma), nk)
 		}
-		pw, t0 := cd.group.sum, cd.groupMap
+		// the delayer's times (t0) and the member's (remote) on the
+		// call paths of the delayer's interval
+		pw, t0 := cd.group.sum, cd.groupMap.T
 		if sync && cd.spmap[r] >= 0 {
 			if err := rc.spTimes(c, cd.spmap[r], c.Index, &cd.local); err != nil {
 				return false, err
 			}
 			toGlobal(c, &cd.local, &cd.localMap)
-			pw, t0 = cd.local.sum, cd.localMap
+			cd.localMap.Lookup(cd.cpIDs, cd.t0)
+			pw, t0 = cd.local.sum, cd.t0
 		}
-		var local replay.Timemap
+		clear(cd.remote)
 		if mSync && r != int(rec.delayer) {
-			local, _ = replay.Get(c, MemberTimes)
+			local, _ := replay.Get(c, MemberTimes)
+			local.Lookup(cd.cpIDs, cd.remote)
 		}
 		dsum := 0.0
-		for i, g := range cd.cpIDs {
+		for i := range cd.cpIDs {
 			d := 0.0
 			if mSync {
-				d = math.Max(t0[g]-local[g], 0)
+				d = math.Max(t0[i]-cd.remote[i], 0)
 			}
 			cd.vec[i] = d
 			dsum += d

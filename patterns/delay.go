@@ -140,9 +140,9 @@ func (rc *rootCause) toLocal(c *replay.Ctx, tm replay.Timemap, out *cpvec) {
 	dl := &rc.dl
 	dl.ensureLocal(c)
 	acc := &rc.tm.sumTo
-	for g, v := range tm {
+	for k, g := range tm.CP {
 		if l, ok := dl.g2l[g]; ok {
-			acc.add(l, v)
+			acc.add(l, tm.T[k])
 		}
 	}
 	out.reset()

@@ -44,6 +44,7 @@ type ompRootCause struct {
 	gamma   []float64
 	mine    replay.Timemap
 	cpIDs   []uint32
+	theirs  []float64 // by cpIDs: a thread's times
 	d       []float64
 	delay   []float64 // by key and call path
 	scales  []float64 // by key
@@ -284,17 +285,14 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 		return err
 	}
 	// the latest thread: each thread's delay against its own times
-	o.cpIDs = o.cpIDs[:0]
-	for g := range o.mine {
-		o.cpIDs = append(o.cpIDs, g)
-	}
-	slices.Sort(o.cpIDs)
+	o.cpIDs = append(o.cpIDs[:0], o.mine.CP...)
 	nk, nc := len(ompBarrierKeys), len(o.cpIDs)
 	o.delay = slices.Grow(o.delay[:0], nk*nc)[:nk*nc]
 	clear(o.delay)
 	o.scales = slices.Grow(o.scales[:0], nk)[:nk]
 	clear(o.scales)
 	o.d = slices.Grow(o.d[:0], nc)[:nc]
+	o.theirs = slices.Grow(o.theirs[:0], nc)[:nc]
 	for t := range n {
 		if err := c.UseGathered(t); err != nil {
 			return err
@@ -304,9 +302,10 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 		if len(gamma) != nk {
 			return fmt.Errorf("root cause: thread %d sent %d costs, want %d", t, len(gamma), nk)
 		}
+		times.Lookup(o.cpIDs, o.theirs)
 		dsum := 0.0
-		for i, g := range o.cpIDs {
-			o.d[i] = math.Max(o.mine[g]-times[g], 0)
+		for i := range o.cpIDs {
+			o.d[i] = math.Max(o.mine.T[i]-o.theirs[i], 0)
 			dsum += o.d[i]
 		}
 		den := dsum + omega

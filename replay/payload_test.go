@@ -2,7 +2,9 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,9 +63,9 @@ func getInto[T any](c *Ctx, f *Field[T], v *T) bool {
 // TestPayloadRoundTrip: what a sender puts, the receiver gets, long
 // values (over 127 bytes) included; fields not put are absent.
 func TestPayloadRoundTrip(t *testing.T) {
-	big := Timemap{}
+	var big Timemap
 	for cp := range uint32(40) {
-		big[cp*1000] = float64(cp) / 3
+		big.Append(cp*1000, float64(cp)/3)
 	}
 	tests := []struct {
 		name string
@@ -71,7 +73,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 		want int     // fields present
 	}{
 		{"nothing", nil, 0},
-		{"short values", &sample{Wait: 1.5, Send: EventRef{Time: 2, Bytes: 1 << 40}, Map: Timemap{7: 0.25},
+		{"short values", &sample{Wait: 1.5, Send: EventRef{Time: 2, Bytes: 1 << 40}, Map: Timemap{CP: []uint32{7}, T: []float64{0.25}},
 			Costs: []float64{1, -2}, Flag: true, Count: 300}, 6},
 		{"long values", &sample{Wait: math.Copysign(0, -1), Map: big, Costs: make([]float64, 100)}, 6},
 	}
@@ -109,8 +111,14 @@ func TestPayloadMalformed(t *testing.T) {
 	Put(&c, tWait, 1)
 	wait := c.out.encode(nil) // id, 8, 8 bytes
 	c.reset(0)
-	Put(&c, tMap, Timemap{1: 2})
+	Put(&c, tMap, Timemap{CP: []uint32{1}, T: []float64{2}})
 	tmap := c.out.encode(nil)
+	c.reset(0)
+	Put(&c, tMap, Timemap{CP: []uint32{1, 2, 3}, T: []float64{1, 2, 3}})
+	tmap3 := c.out.encode(nil) // id, 27, then 9 bytes an entry
+	twice, unordered := slices.Clone(tmap3), slices.Clone(tmap3)
+	twice[2+9] = 1      // call path 1, 1, 3
+	unordered[2+18] = 1 // call path 1, 2, 1
 	tests := []struct {
 		name string
 		b    []byte
@@ -122,6 +130,8 @@ func TestPayloadMalformed(t *testing.T) {
 		{"field twice", append(append([]byte{}, wait...), wait...)},
 		{"float of 7 bytes", append([]byte{wait[0], 7}, wait[2:9]...)},
 		{"truncated timemap entry", append([]byte{tmap[0], tmap[1] - 1}, tmap[2:len(tmap)-1]...)},
+		{"call path twice in a timemap", twice},
+		{"timemap out of order", unordered},
 		{"bool of 2", []byte{byte(tFlag.id), 1, 2}},
 		{"uvarint with trailing bytes", []byte{byte(tCount.id), 2, 1, 1}},
 	}
@@ -139,7 +149,7 @@ func TestPayloadMalformed(t *testing.T) {
 // getting fields allocates nothing.
 func TestPayloadNoAllocs(t *testing.T) {
 	var snd, rcv Ctx
-	m := Timemap{1: 1, 2: 2, 3: 3}
+	m := Timemap{CP: []uint32{1, 2, 3}, T: []float64{1, 2, 3}}
 	costs := []float64{1, 2, 3}
 	var buf []byte
 	round := func() {
@@ -156,7 +166,7 @@ func TestPayloadNoAllocs(t *testing.T) {
 		if v, ok := Get(&rcv, tWait); !ok || v != 1.5 {
 			t.Fatalf("wait %v %v", v, ok)
 		}
-		if v, ok := Get(&rcv, tMap); !ok || len(v) != 3 {
+		if v, ok := Get(&rcv, tMap); !ok || v.Len() != 3 {
 			t.Fatalf("map %v %v", v, ok)
 		}
 	}
@@ -170,7 +180,7 @@ func TestPayloadNoAllocs(t *testing.T) {
 func FuzzPayload(f *testing.F) {
 	var c Ctx
 	c.reset(0)
-	(&sample{Wait: 1, Map: Timemap{3: 4}, Costs: []float64{5}, Count: 9}).put(&c)
+	(&sample{Wait: 1, Map: Timemap{CP: []uint32{3}, T: []float64{4}}, Costs: []float64{5}, Count: 9}).put(&c)
 	f.Add(c.out.encode(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Ctx
@@ -179,4 +189,36 @@ func FuzzPayload(f *testing.F) {
 			t.Errorf("error %v does not wrap ErrPayload", err)
 		}
 	})
+}
+
+// TestTimemapSortLookup: Sort orders a Timemap's entries, short (the
+// insertion sort) and long, and Lookup finds each key's time, 0 where
+// the map has none.
+func TestTimemapSortLookup(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 32, 33, 300} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var m Timemap
+			want := map[uint32]float64{}
+			for k := range n {
+				cp := uint32((k*7919 + 13) % 1009) // distinct, unordered
+				m.Append(cp, float64(k)+0.5)
+				want[cp] = float64(k) + 0.5
+			}
+			m.Sort()
+			if !slices.IsSorted(m.CP) {
+				t.Fatalf("not sorted: %v", m.CP)
+			}
+			keys := make([]uint32, 0, 1009)
+			for cp := range uint32(1009) {
+				keys = append(keys, cp)
+			}
+			got := make([]float64, len(keys))
+			m.Lookup(keys, got)
+			for i, cp := range keys {
+				if got[i] != want[cp] {
+					t.Errorf("call path %d: %v, want %v", cp, got[i], want[cp])
+				}
+			}
+		})
+	}
 }

@@ -53,13 +53,17 @@ func toy(bus *replay.Bus, s *seen) {
 	bus.On(toyRecv, func(c *replay.Ctx) error {
 		wait := c.Time() - c.EnterTime(c.Index)
 		replay.Put(c, waitField, wait)
-		replay.Put(c, timeField, replay.Timemap{c.Callpath(c.Index): wait, 99: 1})
+		var tm replay.Timemap
+		tm.Append(c.Callpath(c.Index), wait)
+		tm.Append(99, 1)
+		tm.Sort()
+		replay.Put(c, timeField, tm)
 		return nil
 	})
 	bus.On(toySendDone, func(c *replay.Ctx) error {
 		wait, ok := replay.Get(c, waitField)
 		tm, _ := replay.Get(c, timeField)
-		s.Got = append(s.Got, fmt.Sprintf("from %d: wait %.1f ms (%v), timemap entries %d", c.Peer, wait*1000, ok, len(tm)))
+		s.Got = append(s.Got, fmt.Sprintf("from %d: wait %.1f ms (%v), timemap entries %d", c.Peer, wait*1000, ok, tm.Len()))
 		if _, ok := replay.Get(c, ackField); ok {
 			return errors.New("a field nobody put arrived")
 		}
