@@ -149,7 +149,7 @@ type collRecord struct {
 func rootCauseOf(bus *replay.Bus) *rootCause {
 	return replay.Shared(bus, func() *rootCause {
 		rc := &rootCause{initLeave: -1, finLeave: -1}
-		rc.sp.init()
+		rc.sp.init(rc)
 		rc.costs.init()
 		rc.prop.init()
 		rc.registerSynchpoints(bus)

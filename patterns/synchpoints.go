@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 
+	"scout/internal/offheap"
 	"scout/replay"
 )
 
@@ -36,16 +38,23 @@ import (
 //
 // A synchpoint with wait > 0 is a wait state.
 type synchpoints struct {
-	// sps and their events are in trace order, each slice of its exact
-	// length; those registered since (the pending ones) are in
-	// pendSps and pendEv, in the order of registration, in chunks
-	// (appendChunked, pendPos), until order merges them in. A synchpoint's
-	// position counts the ordered ones, then the pending ones.
+	// sps and their events are in trace order; those registered since
+	// (the pending ones) are in pendSps and pendEv, in the order of
+	// registration, until order merges them in. A synchpoint's position
+	// counts the ordered ones, then the pending ones. The arrays are
+	// mappings of mem (internal/offheap) where they are large: a pass's
+	// pending arrays are reserved at its first registration for every
+	// event not yet registered, and cost memory only as they fill; the
+	// first pass's become the ordered ones without a copy, and a later
+	// pass's are merged into arrays of the joint length, the old ones
+	// unmapped at once. (On the Go heap, in chunks, the synchpoints of
+	// an 8 M-event trace were written twice in the forward pass and
+	// counted towards the collector's goal.)
 	sps     []synchpoint
 	events  []int32
-	pendSps [][]synchpoint
-	pendEv  [][]int32
-	npend   int
+	pendSps []synchpoint
+	pendEv  []int32
+	mem     *offheap.Pages
 	// Bit sets by event (made at the first add): all marks every
 	// synchpoint's event, indexed those of the ordered part, and base[w]
 	// counts the ordered synchpoints before event 64·w, so that an
@@ -77,7 +86,30 @@ const (
 
 func (p *synchpoint) omp() bool { return p.one == withThreads }
 
-func (s *synchpoints) init() {}
+// init prepares s; its mappings are unmapped when owner, which holds
+// s, is unreachable.
+func (s *synchpoints) init(owner *rootCause) {
+	s.mem = new(offheap.Pages)
+	runtime.AddCleanup(owner, (*offheap.Pages).Free, s.mem)
+}
+
+// makeTable returns an empty table for up to n values: a mapping of
+// mem where that is large (offheap.MinBytes), else on the heap.
+func makeTable[T any](mem *offheap.Pages, n int) []T {
+	if mem != nil {
+		if t := offheap.Make[T](mem, n); t != nil {
+			return t
+		}
+	}
+	return make([]T, 0, n)
+}
+
+// release unmaps t's array if it is a mapping of mem.
+func release[T any](mem *offheap.Pages, t []T) {
+	if mem != nil && cap(t) > 0 {
+		offheap.Release(mem, t)
+	}
+}
 
 // add registers event ev of the location c replays, synchronised with
 // the world ranks many (if not nil) or as p says, unless it is
@@ -101,47 +133,27 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 			p.many = int32(n + 1)
 		}
 	}
-	// The pending ones go to chunks that never grow (appendChunked):
-	// grown by the share of the pass walked, the list was still copied
-	// some four times over (0.3 s of the CPU of an 8 M-event full
-	// analysis, most of it the first touch of the new arrays).
-	s.pendSps = appendChunked(s.pendSps, p)
-	s.pendEv = appendChunked(s.pendEv, int32(ev))
-	s.npend++
-}
-
-// pendGrowing is the number of appendChunked's growing chunks, of
-// minInstanceChunk, twice as many, … maxInstanceChunk entries.
-const pendGrowing = 9
-
-// pendPos returns the chunk and the offset in it of the j-th pending
-// synchpoint, as appendChunked lays them out.
-func pendPos(j int) (chunk, off int) {
-	const growing = minInstanceChunk * (1<<pendGrowing - 1) // in the growing chunks
-	if j < growing {
-		k := bits.Len(uint(j/minInstanceChunk+1)) - 1
-		return k, j - minInstanceChunk*(1<<k-1)
+	if s.pendEv == nil {
+		// every event not registered yet may be (grown by the share of
+		// the pass walked instead, the list was copied some four times
+		// over: 0.3 s of the CPU of an 8 M-event full analysis, most of
+		// it the first touch of the new arrays)
+		n := max(len(c.Trace.Events)-len(s.events), 1)
+		s.pendSps, s.pendEv = makeTable[synchpoint](s.mem, n), makeTable[int32](s.mem, n)
 	}
-	j -= growing
-	return pendGrowing + j/maxInstanceChunk, j % maxInstanceChunk
-}
-
-// pend returns the j-th pending synchpoint and its event.
-func (s *synchpoints) pend(j int) (*synchpoint, int32) {
-	k, o := pendPos(j)
-	return &s.pendSps[k][o], s.pendEv[k][o]
+	s.pendSps = append(s.pendSps, p)
+	s.pendEv = append(s.pendEv, int32(ev))
 }
 
 // count returns the number of synchpoints, ordered and pending.
-func (s *synchpoints) count() int { return len(s.sps) + s.npend }
+func (s *synchpoints) count() int { return len(s.sps) + len(s.pendEv) }
 
 // at returns the synchpoint at position i.
 func (s *synchpoints) at(i int) *synchpoint {
 	if i < len(s.sps) {
 		return &s.sps[i]
 	}
-	p, _ := s.pend(i - len(s.sps))
-	return p
+	return &s.pendSps[i-len(s.sps)]
 }
 
 // sameSlice reports whether a and b are the same slice (the same
@@ -154,57 +166,55 @@ func sameSlice(a, b []int) bool {
 // queries below. A pass registers its synchpoints in its order through
 // the trace, forward or backward; the pending ones are read forwards or
 // backwards or, should they be neither ascending nor descending, sorted
-// in a copy, and merged with the ordered ones into arrays of their joint
+// in place. The first pass's, ascending, become the ordered part as
+// they are; later ones are merged with it into arrays of the joint
 // length.
 func (s *synchpoints) order() {
-	m := s.npend
+	m := len(s.pendEv)
 	if m == 0 {
+		s.pendSps, s.pendEv = nil, nil // (a reservation left empty)
 		return
 	}
 	asc, desc := true, true
-	prev := int32(-1)
-	for k, evs := range s.pendEv {
-		for o, ev := range evs {
-			if k > 0 || o > 0 {
-				asc, desc = asc && ev > prev, desc && ev < prev
-			}
-			prev = ev
-		}
+	for k := 1; k < m; k++ {
+		ev, prev := s.pendEv[k], s.pendEv[k-1]
+		asc, desc = asc && ev > prev, desc && ev < prev
 	}
-	// the pending ones in event order, in segments
-	segSps, segEv := s.pendSps, s.pendEv
 	switch {
 	case asc:
 	case desc:
-		slices.Reverse(segSps)
-		slices.Reverse(segEv)
-		for k := range segSps {
-			slices.Reverse(segSps[k])
-			slices.Reverse(segEv[k])
-		}
+		slices.Reverse(s.pendSps)
+		slices.Reverse(s.pendEv)
 	default:
-		flat := byEvent{make([]synchpoint, 0, m), make([]int32, 0, m)}
-		for k := range segSps {
-			flat.sps, flat.ev = append(flat.sps, segSps[k]...), append(flat.ev, segEv[k]...)
-		}
-		sort.Sort(flat)
-		segSps, segEv = [][]synchpoint{flat.sps}, [][]int32{flat.ev}
+		sort.Sort(byEvent{s.pendSps, s.pendEv})
 	}
-	n := s.count()
-	sps, ev := make([]synchpoint, 0, n), make([]int32, 0, n)
-	i := 0
-	for k, tev := range segEv {
-		tsps := segSps[k]
-		for j, e := range tev {
-			for i < len(s.events) && s.events[i] < e {
-				sps, ev = append(sps, s.sps[i]), append(ev, s.events[i])
-				i++
+	if len(s.events) == 0 {
+		release(s.mem, s.sps)
+		release(s.mem, s.events)
+		s.sps, s.events = trim(s.mem, s.pendSps), trim(s.mem, s.pendEv)
+	} else {
+		n := s.count()
+		sps, ev := makeTable[synchpoint](s.mem, n), makeTable[int32](s.mem, n)
+		i := 0
+		for j, e := range s.pendEv {
+			k := i
+			for k < len(s.events) && s.events[k] < e {
+				k++
 			}
-			sps, ev = append(sps, tsps[j]), append(ev, e)
+			sps, ev = append(sps, s.sps[i:k]...), append(ev, s.events[i:k]...)
+			sps, ev = append(sps, s.pendSps[j]), append(ev, e)
+			i = k
 		}
+		sps, ev = append(sps, s.sps[i:]...), append(ev, s.events[i:]...)
+		for _, t := range [][]synchpoint{s.sps, s.pendSps} {
+			release(s.mem, t)
+		}
+		for _, t := range [][]int32{s.events, s.pendEv} {
+			release(s.mem, t)
+		}
+		s.sps, s.events = sps, ev
 	}
-	sps, ev = append(sps, s.sps[i:]...), append(ev, s.events[i:]...)
-	s.sps, s.events, s.pendSps, s.pendEv, s.npend = sps, ev, nil, nil, 0
+	s.pendSps, s.pendEv = nil, nil
 	s.indexed = append(s.indexed[:0], s.all...)
 	s.base = slices.Grow(s.base[:0], len(s.all))[:len(s.all)]
 	count := int32(0)
@@ -212,6 +222,15 @@ func (s *synchpoints) order() {
 		s.base[w] = count
 		count += int32(bits.OnesCount64(m))
 	}
+}
+
+// trim cuts the capacity of a table of mem to its length, unmapping
+// the rest.
+func trim[T any](mem *offheap.Pages, t []T) []T {
+	if mem == nil {
+		return t
+	}
+	return offheap.Trim(mem, t)
 }
 
 // byEvent sorts synchpoints by their events.
@@ -248,8 +267,8 @@ func (s *synchpoints) index(ev int) int {
 	}
 	// registered since the last order: the latest first (a pass asks
 	// about what it just registered)
-	for j := s.npend - 1; j >= 0; j-- {
-		if _, e := s.pend(j); int(e) == ev {
+	for j := len(s.pendEv) - 1; j >= 0; j-- {
+		if int(s.pendEv[j]) == ev {
 			return len(s.events) + j
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"scout/internal/offheap"
 	"scout/localtrace"
 	"scout/replay"
 )
@@ -13,16 +14,31 @@ import (
 // backward and in no order, with duplicates (the first registration
 // wins), and checks every query against a map after each registration
 // and each order: the sorted part is found through the bit sets, the
-// pending tail by its search.
+// pending tail by its search. The tables are on the heap, or mappings
+// of their own (a trace large enough, with init).
 func TestSynchpointIndex(t *testing.T) {
-	const n = 40000 // beyond the growing chunks of the pending ones
+	for _, tc := range []struct {
+		name   string
+		n      int
+		mapped bool
+	}{{"heap", 40000, false}, {"mapped", 150000, true}} {
+		t.Run(tc.name, func(t *testing.T) { testSynchpointIndex(t, tc.n, tc.mapped) })
+	}
+}
+
+func testSynchpointIndex(t *testing.T, n int, mapped bool) {
 	c := &replay.Ctx{Trace: &localtrace.Trace{Events: make([]localtrace.Event, n)}}
 	rng := rand.New(rand.NewPCG(5, 6))
 	var s synchpoints
+	if mapped {
+		s.init(&rootCause{})
+	}
 	want := map[int]float64{} // event → wait of its first registration
-	check := func(stage string) {
+	// stride: before an order, a pending synchpoint is found by a
+	// search from the latest; a large trace checks every 101st event
+	check := func(stage string, stride int) {
 		t.Helper()
-		for ev := -1; ev <= n+64; ev++ {
+		for ev := -1; ev <= n+64; ev += stride {
 			w, ok := want[ev]
 			if s.has(ev) != ok {
 				t.Fatalf("%s: has(%d) = %v, want %v", stage, ev, !ok, ok)
@@ -63,9 +79,16 @@ func TestSynchpointIndex(t *testing.T) {
 	rng.Shuffle(len(any), func(i, j int) { any[i], any[j] = any[j], any[i] })
 	for i, evs := range [][]int{fwd, bwd, any} {
 		register(evs)
-		check("before order " + string(rune('1'+i)))
+		stride := 1
+		if mapped {
+			stride = 101
+		}
+		check("before order "+string(rune('1'+i)), stride)
 		s.order()
-		check("after order " + string(rune('1'+i)))
+		check("after order "+string(rune('1'+i)), 1)
+		if mapped && !offheap.Owns(s.mem, s.sps) {
+			t.Fatalf("order %d: the synchpoints are not a mapping", i+1)
+		}
 		if !slices.IsSorted(s.events) || len(s.events) != len(want) {
 			t.Fatalf("order %d: %d events, sorted %v; want %d sorted", i+1, len(s.events), slices.IsSorted(s.events), len(want))
 		}
@@ -81,24 +104,6 @@ func TestSynchpointIndex(t *testing.T) {
 		}
 		if got := s.between(a, b); !slices.Equal(got, in) {
 			t.Fatalf("between(%d, %d) = %v, want %v", a, b, got, in)
-		}
-	}
-}
-
-// TestPendPos: pendPos finds every entry where appendChunked put it,
-// in chunks that grow from minInstanceChunk to maxInstanceChunk entries
-// and then stay.
-func TestPendPos(t *testing.T) {
-	var list [][]int
-	for j := range 100_000 {
-		list = appendChunked(list, j)
-	}
-	if got := cap(list[pendGrowing]); got != maxInstanceChunk || cap(list[pendGrowing-1]) != maxInstanceChunk || cap(list[pendGrowing-2]) == maxInstanceChunk {
-		t.Fatalf("chunk %d of %d entries: pendGrowing does not match appendChunked", pendGrowing, got)
-	}
-	for j := range 100_000 {
-		if k, o := pendPos(j); list[k][o] != j {
-			t.Fatalf("pendPos(%d) = %d, %d: entry %d", j, k, o, list[k][o])
 		}
 	}
 }
