@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"scout/internal/offheap"
 	"scout/replay"
@@ -93,15 +94,19 @@ func (s *synchpoints) init(owner *rootCause) {
 	runtime.AddCleanup(owner, (*offheap.Pages).Free, s.mem)
 }
 
-// makeTable returns an empty table for up to n values: a mapping of
-// mem where that is large (offheap.MinBytes), else on the heap.
+// makeTable returns an empty table for n values: a mapping of mem where
+// that is large (offheap.MinBytes), else on the heap. Without mappings
+// (a platform that has none), a large table starts at a MiB and grows
+// by append: on the heap its whole capacity would be cleared, and so
+// cost memory, at once.
 func makeTable[T any](mem *offheap.Pages, n int) []T {
 	if mem != nil {
 		if t := offheap.Make[T](mem, n); t != nil {
 			return t
 		}
 	}
-	return make([]T, 0, n)
+	var zero T
+	return make([]T, 0, min(n, offheap.MinBytes/max(int(unsafe.Sizeof(zero)), 1)))
 }
 
 // release unmaps t's array if it is a mapping of mem.

@@ -349,7 +349,9 @@ func (m *Timemap) Append(cp uint32, t float64) {
 	m.T = append(m.T, t)
 }
 
-// Sort puts m's entries in call-path order.
+// Sort puts m's entries in call-path order; a call path there more than
+// once gets the sum of its times (in their order in m), so that m is a
+// valid Timemap.
 func (m *Timemap) Sort() {
 	if len(m.CP) <= 32 { // (the usual size: an insertion sort)
 		for i := 1; i < len(m.CP); i++ {
@@ -358,9 +360,19 @@ func (m *Timemap) Sort() {
 				m.T[j], m.T[j-1] = m.T[j-1], m.T[j]
 			}
 		}
-		return
+	} else {
+		sort.Stable(byCallpath{m})
 	}
-	sort.Sort(byCallpath{m})
+	k := 0
+	for i, cp := range m.CP {
+		if k > 0 && m.CP[k-1] == cp {
+			m.T[k-1] += m.T[i]
+			continue
+		}
+		m.CP[k], m.T[k] = cp, m.T[i]
+		k++
+	}
+	m.CP, m.T = m.CP[:k], m.T[:k]
 }
 
 type byCallpath struct{ m *Timemap }

@@ -192,33 +192,41 @@ func FuzzPayload(f *testing.F) {
 }
 
 // TestTimemapSortLookup: Sort orders a Timemap's entries, short (the
-// insertion sort) and long, and Lookup finds each key's time, 0 where
-// the map has none.
+// insertion sort) and long, adding up the times of a call path there
+// twice, and Lookup finds each key's time, 0 where the map has none.
 func TestTimemapSortLookup(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 32, 33, 300} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			var m Timemap
-			want := map[uint32]float64{}
-			for k := range n {
-				cp := uint32((k*7919 + 13) % 1009) // distinct, unordered
-				m.Append(cp, float64(k)+0.5)
-				want[cp] = float64(k) + 0.5
-			}
-			m.Sort()
-			if !slices.IsSorted(m.CP) {
-				t.Fatalf("not sorted: %v", m.CP)
-			}
-			keys := make([]uint32, 0, 1009)
-			for cp := range uint32(1009) {
-				keys = append(keys, cp)
-			}
-			got := make([]float64, len(keys))
-			m.Lookup(keys, got)
-			for i, cp := range keys {
-				if got[i] != want[cp] {
-					t.Errorf("call path %d: %v, want %v", cp, got[i], want[cp])
-				}
-			}
-		})
+		for _, twice := range []bool{false, true} {
+			t.Run(fmt.Sprint(n, twice), func(t *testing.T) { testTimemapSortLookup(t, n, twice) })
+		}
+	}
+}
+
+func testTimemapSortLookup(t *testing.T, n int, twice bool) {
+	var m Timemap
+	want := map[uint32]float64{}
+	for k := range n {
+		cp := uint32((k*7919 + 13) % 1009) // distinct, unordered
+		m.Append(cp, float64(k)+0.5)
+		want[cp] += float64(k) + 0.5
+		if twice && k%3 == 0 {
+			m.Append(cp, 0.25)
+			want[cp] += 0.25
+		}
+	}
+	m.Sort()
+	if !slices.IsSorted(m.CP) || len(m.CP) != len(want) || len(m.T) != len(want) {
+		t.Fatalf("%d entries, sorted %v; want %d sorted: %v", len(m.CP), slices.IsSorted(m.CP), len(want), m.CP)
+	}
+	keys := make([]uint32, 0, 1009)
+	for cp := range uint32(1009) {
+		keys = append(keys, cp)
+	}
+	got := make([]float64, len(keys))
+	m.Lookup(keys, got)
+	for i, cp := range keys {
+		if got[i] != want[cp] {
+			t.Errorf("call path %d: %v, want %v", cp, got[i], want[cp])
+		}
 	}
 }
