@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"unsafe"
 
 	"scout/internal/offheap"
 	"scout/replay"
@@ -94,19 +93,45 @@ func (s *synchpoints) init(owner *rootCause) {
 	runtime.AddCleanup(owner, (*offheap.Pages).Free, s.mem)
 }
 
+// reserveTable returns an empty table for up to n values, which a pass
+// fills: a mapping of mem for all n where that is large
+// (offheap.MinBytes; it costs memory only as it fills), else a small
+// table on the heap that grows by append. (Reserved on the heap for all
+// n, the tables of many small locations held several times what they
+// needed: 16 384 ranks of ~116 events peaked 11 % higher; and on a
+// platform without mappings a large table would be cleared, and so
+// cost memory, at once.)
+func reserveTable[T any](mem *offheap.Pages, n int) []T {
+	if mem != nil {
+		if t := offheap.Make[T](mem, n); t != nil {
+			return t
+		}
+	}
+	return make([]T, 0, min(n, 16))
+}
+
 // makeTable returns an empty table for n values: a mapping of mem where
-// that is large (offheap.MinBytes), else on the heap. Without mappings
-// (a platform that has none), a large table starts at a MiB and grows
-// by append: on the heap its whole capacity would be cleared, and so
-// cost memory, at once.
+// that is large, else on the heap.
 func makeTable[T any](mem *offheap.Pages, n int) []T {
 	if mem != nil {
 		if t := offheap.Make[T](mem, n); t != nil {
 			return t
 		}
 	}
-	var zero T
-	return make([]T, 0, min(n, offheap.MinBytes/max(int(unsafe.Sizeof(zero)), 1)))
+	return make([]T, 0, n)
+}
+
+// fit returns t with no more capacity than it needs: a mapping of mem
+// trimmed (the rest unmapped), a heap table copied if it has room to
+// spare.
+func fit[T any](mem *offheap.Pages, t []T) []T {
+	if mem != nil && offheap.Owns(mem, t) {
+		return offheap.Trim(mem, t)
+	}
+	if cap(t) > len(t) {
+		return slices.Clone(t)
+	}
+	return t
 }
 
 // release unmaps t's array if it is a mapping of mem.
@@ -144,7 +169,7 @@ func (s *synchpoints) add(c *replay.Ctx, ev int, p synchpoint, many []int) {
 		// over: 0.3 s of the CPU of an 8 M-event full analysis, most of
 		// it the first touch of the new arrays)
 		n := max(len(c.Trace.Events)-len(s.events), 1)
-		s.pendSps, s.pendEv = makeTable[synchpoint](s.mem, n), makeTable[int32](s.mem, n)
+		s.pendSps, s.pendEv = reserveTable[synchpoint](s.mem, n), reserveTable[int32](s.mem, n)
 	}
 	s.pendSps = append(s.pendSps, p)
 	s.pendEv = append(s.pendEv, int32(ev))
@@ -196,7 +221,7 @@ func (s *synchpoints) order() {
 	if len(s.events) == 0 {
 		release(s.mem, s.sps)
 		release(s.mem, s.events)
-		s.sps, s.events = trim(s.mem, s.pendSps), trim(s.mem, s.pendEv)
+		s.sps, s.events = fit(s.mem, s.pendSps), fit(s.mem, s.pendEv)
 	} else {
 		n := s.count()
 		sps, ev := makeTable[synchpoint](s.mem, n), makeTable[int32](s.mem, n)
@@ -227,15 +252,6 @@ func (s *synchpoints) order() {
 		s.base[w] = count
 		count += int32(bits.OnesCount64(m))
 	}
-}
-
-// trim cuts the capacity of a table of mem to its length, unmapping
-// the rest.
-func trim[T any](mem *offheap.Pages, t []T) []T {
-	if mem == nil {
-		return t
-	}
-	return offheap.Trim(mem, t)
 }
 
 // byEvent sorts synchpoints by their events.
