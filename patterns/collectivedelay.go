@@ -31,8 +31,7 @@ type collectiveDelay struct {
 	group, local cpvec
 	groupMap     replay.Timemap
 	localMap     replay.Timemap
-	cpIDs        []uint32  // global call paths of the delayer's interval, sorted
-	t0, remote   []float64 // by cpIDs: the delayer's and a member's times
+	t0, remote   []float64 // by call path of groupMap: the delayer's and a member's times
 	vec          []float64
 	gamma        []float64
 	sum, scales  []float64 // the delayer's sums and the members' scales
@@ -175,8 +174,8 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		}
 	}
 	toGlobal(c, &cd.group, &cd.groupMap)
-	cd.cpIDs = append(cd.cpIDs[:0], cd.groupMap.CP...)
-	nc := len(cd.cpIDs)
+	cps := cd.groupMap.CP // the global call paths of the delayer's interval, sorted
+	nc := len(cps)
 	// Each member's scaled delays, summed over the members in rank order.
 	width := nk*nc + 1
 	cd.sum = slices.Grow(cd.sum[:0], width)[:width]
@@ -203,16 +202,16 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 				return false, err
 			}
 			toGlobal(c, &cd.local, &cd.localMap)
-			cd.localMap.Lookup(cd.cpIDs, cd.t0)
+			cd.localMap.Lookup(cps, cd.t0)
 			pw, t0 = cd.local.sum, cd.t0
 		}
 		clear(cd.remote)
 		if mSync && r != int(rec.delayer) {
 			local, _ := replay.Get(c, MemberTimes)
-			local.Lookup(cd.cpIDs, cd.remote)
+			local.Lookup(cps, cd.remote)
 		}
 		dsum := 0.0
-		for i := range cd.cpIDs {
+		for i := range cps {
 			d := 0.0
 			if mSync {
 				d = math.Max(t0[i]-cd.remote[i], 0)
@@ -257,7 +256,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 		if k > 0 {
 			m = longTermMetrics[k-1]
 		}
-		for i, g := range cd.cpIDs {
+		for i, g := range cps {
 			if l, ok := rc.dl.g2l[g]; ok {
 				c.Add(m, l, seg[i])
 			}

@@ -43,8 +43,7 @@ type ompRootCause struct {
 	// scratch
 	gamma   []float64
 	mine    replay.Timemap
-	cpIDs   []uint32
-	theirs  []float64 // by cpIDs: a thread's times
+	theirs  []float64 // by call path of mine: a thread's times
 	d       []float64
 	delay   []float64 // by key and call path
 	scales  []float64 // by key
@@ -285,8 +284,8 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 		return err
 	}
 	// the latest thread: each thread's delay against its own times
-	o.cpIDs = append(o.cpIDs[:0], o.mine.CP...)
-	nk, nc := len(ompBarrierKeys), len(o.cpIDs)
+	cps := o.mine.CP // the global call paths of the latest thread's interval, sorted
+	nk, nc := len(ompBarrierKeys), len(cps)
 	o.delay = slices.Grow(o.delay[:0], nk*nc)[:nk*nc]
 	clear(o.delay)
 	o.scales = slices.Grow(o.scales[:0], nk)[:nk]
@@ -302,9 +301,9 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 		if len(gamma) != nk {
 			return fmt.Errorf("root cause: thread %d sent %d costs, want %d", t, len(gamma), nk)
 		}
-		times.Lookup(o.cpIDs, o.theirs)
+		times.Lookup(cps, o.theirs)
 		dsum := 0.0
-		for i := range o.cpIDs {
+		for i := range cps {
 			o.d[i] = math.Max(o.mine.T[i]-o.theirs[i], 0)
 			dsum += o.d[i]
 		}
@@ -332,7 +331,7 @@ func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 			if typ >= 0 {
 				m = longTermMetrics[typ]
 			}
-			for i, g := range o.cpIDs {
+			for i, g := range cps {
 				if l, ok := dl.g2l[g]; ok && seg[i] != 0 {
 					c.Add(m, l, seg[i])
 				}
