@@ -285,7 +285,7 @@ func (out *reply) share(kind collKind, i int) (vec []TimeRank, comm *commInfo, r
 // awaitColl waits for the next message of collective call seq from
 // member i.
 func (c *comm) awaitColl(i, tag int, ct *contrib, seq int) (message, error) {
-	return c.w.await(c.me, wait{key: key{comm: c.info.id, src: c.info.members[i], tag: tag}, c: c, peer: i, tag: tag, ct: ct, seq: seq})
+	return c.w.await(c.me, wait{key: key{comm: c.info.id, src: c.info.members[i], tag: tag}, c: c, peer: i, tag: tag, ct: ct, seq: seq}, nil)
 }
 
 // admit checks every member's call, in rank order, against rank 0's.

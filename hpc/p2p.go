@@ -165,7 +165,7 @@ func (c *comm) recv(src, tag int, owned bool) ([]byte, error) {
 	// back under the lock it takes anyway
 	lent := r.lent
 	r.lent = nil
-	m, err := c.w.await(r, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag, lent: lent})
+	m, err := c.w.await(r, wait{key: key{comm: c.info.id, src: c.info.members[src], tag: tag}, c: c, peer: src, tag: tag}, lent)
 	if m.local && !owned {
 		r.lent = m.data
 	}
@@ -237,11 +237,12 @@ func (r *rank) ready(w *wait) bool {
 // await waits until a message for wt arrives and takes it. A message
 // that is there is taken even after the run failed; otherwise the run's
 // failure, or a deadlock found meanwhile, ends the wait with an error.
-func (w *world) await(r *rank, what wait) (message, error) {
+// lent, if not nil, is the buffer of r's last receive (deliverCopy),
+// which goes back to r's free buffers.
+func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 	r.mu.Lock()
-	if what.lent != nil {
-		r.free = append(r.free, what.lent[:0])
-		what.lent = nil
+	if lent != nil {
+		r.free = append(r.free, lent[:0])
 	}
 	if r.ready(&what) {
 		m := r.take(what.key)

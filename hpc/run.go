@@ -150,9 +150,6 @@ type wait struct {
 	tag  int
 	ct   *contrib // nil for a receive
 	seq  int
-	// lent is the buffer of the receive before (deliverCopy), handed
-	// back to the rank's free buffers when the wait starts
-	lent []byte
 }
 
 // head describes a collective call, for messages.
