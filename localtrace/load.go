@@ -58,7 +58,9 @@ func DecodeInto(reuse *Trace, r *otf2.EventReader, defs *otf2.Defs, loc uint64, 
 	b := newBuilder(defs, loc, numEvents)
 	if reuse != nil && uint64(cap(reuse.Events)) >= numEvents {
 		if reuse.pages != nil {
-			offheap.Release(reuse.pages, reuse.dense) // the times in seconds are not reused
+			// the times in seconds are not reused
+			offheap.Release(reuse.pages, reuse.dense)
+			offheap.Release(reuse.pages, reuse.times)
 		}
 		*reuse = Trace{Location: loc, Events: reuse.Events[:0], msgs: reuse.msgs[:0], links: reuse.links[:0],
 			Collectives: reuse.Collectives[:0], Callpaths: reuse.Callpaths[:0], Metrics: reuse.Metrics[:0], pages: reuse.pages,

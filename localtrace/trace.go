@@ -107,12 +107,16 @@ func (t *Trace) recorded(i int) float64 {
 // Times returns the times of all events in seconds, for a pass that
 // changes them (timestamp correction, prediction): from then on Time
 // returns what the slice holds. It takes 8 bytes per event, made at the
-// first call.
+// first call (in a mapping of the trace's own when large: written once,
+// never cleared).
 func (t *Trace) Times() []float64 {
 	if t.times == nil {
-		ts := make([]float64, len(t.Events))
-		for i := range ts {
-			ts[i] = t.recorded(i)
+		ts := offheap.Make[float64](t.mem(), len(t.Events))
+		if ts == nil {
+			ts = make([]float64, 0, len(t.Events))
+		}
+		for i := range t.Events {
+			ts = append(ts, t.recorded(i))
 		}
 		t.times = ts
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 
+	"scout/internal/offheap"
 	"scout/localtrace"
 	"scout/replay"
 )
@@ -139,9 +141,12 @@ type clock struct {
 	sends []latestSend
 	// sent and received are the messages of the forward pass, in order
 	sent, received []int32
-	one            [1]float64
-	two            [2]float64
-	three          [3]float64
+	// pages holds the lists above where they are large, reserved at the
+	// start for the most they can hold (cost: what they hold)
+	pages *offheap.Pages
+	one   [1]float64
+	two   [2]float64
+	three [3]float64
 }
 
 type movedRecv struct {
@@ -232,6 +237,30 @@ func (k *clock) begin(c *replay.Ctx) {
 	}
 	k.t = c.Trace
 	k.ts = k.t.Times()
+	k.reserve()
+}
+
+// reserve makes room in the forward pass's lists for the most they can
+// hold, in mappings where that is large: grown by appending, they were
+// copied again and again, each copy into fresh memory.
+func (k *clock) reserve() {
+	var sends, recvs, colls int
+	for i := range k.t.Events {
+		switch k.t.Events[i].Kind {
+		case localtrace.KindSend, localtrace.KindIsend:
+			sends++
+		case localtrace.KindRecv, localtrace.KindIrecv:
+			recvs++
+		case localtrace.KindCollEnd, localtrace.KindLeave:
+			colls++ // (the Leaves of MPI_Init and MPI_Finalize)
+		}
+	}
+	k.pages = new(offheap.Pages)
+	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
+	k.moved = offheap.Make[movedRecv](k.pages, recvs+colls)
+	k.sends = offheap.Make[latestSend](k.pages, sends+colls)
+	k.sent = offheap.Make[int32](k.pages, sends)
+	k.received = offheap.Make[int32](k.pages, recvs)
 }
 
 type violationKind uint8
@@ -362,6 +391,9 @@ func (k *clock) finish() {
 		}
 	}
 	k.ts, k.moved, k.sends, k.sent, k.received = nil, nil, nil, nil, nil
+	if k.pages != nil {
+		k.pages.Free()
+	}
 }
 
 // beginOf returns the index of the begin event of the collective that
