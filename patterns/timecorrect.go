@@ -1,9 +1,9 @@
 package patterns
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -585,50 +585,166 @@ const clcTag = 0x434c43
 // message per sender: per communicator and tag, messages between two
 // ranks are received in the order they were sent.
 func (k *clock) messageBounds(c *replay.Ctx) error {
-	type key struct{ comm, tag uint32 }
-	out := map[int][]byte{}
-	for _, i := range k.received {
+	// the receive times by sender, (comm, tag, time) in receive order
+	srcs := newDense[int]()
+	from := make([]int32, len(k.received)) // sender of each receive, dense
+	for j, i := range k.received {
 		m := k.t.Message(int(i))
-		src := worldRank(c, m.Comm, int(m.Peer))
-		b := binary.LittleEndian.AppendUint32(out[src], m.Comm)
-		b = binary.LittleEndian.AppendUint32(b, m.Tag)
-		out[src] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.ts[i]))
+		from[j] = srcs.index(worldRank(c, m.Comm, int(m.Peer)))
 	}
-	for _, src := range slices.Sorted(maps.Keys(out)) {
-		if err := c.Loc.World.Send(src, clcTag, out[src]); err != nil {
+	out := make([][]byte, len(srcs.keys))
+	for s, n := range counts(from, len(out)) {
+		out[s] = make([]byte, 0, 16*n)
+	}
+	for j, i := range k.received {
+		m := k.t.Message(int(i))
+		b := binary.LittleEndian.AppendUint32(out[from[j]], m.Comm)
+		b = binary.LittleEndian.AppendUint32(b, m.Tag)
+		out[from[j]] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.ts[i]))
+	}
+	for _, s := range sortedRanks(srcs) {
+		src := srcs.keys[s]
+		if err := c.Loc.World.Send(src, clcTag, out[s]); err != nil {
 			return fmt.Errorf("timestamp correction: sending receive times to rank %d: %w", src, err)
 		}
+		out[s] = nil
 	}
-	byDest := map[int][]int32{}
-	for _, i := range k.sent {
+	// the sends by receiver, each's in send order
+	dsts := newDense[int]()
+	to := make([]int32, len(k.sent))
+	for j, i := range k.sent {
 		m := k.t.Message(int(i))
-		dst := worldRank(c, m.Comm, int(m.Peer))
-		byDest[dst] = append(byDest[dst], i)
+		to[j] = dsts.index(worldRank(c, m.Comm, int(m.Peer)))
 	}
-	for _, dst := range slices.Sorted(maps.Keys(byDest)) {
+	byDst := make([][]int32, len(dsts.keys))
+	for d, n := range counts(to, len(byDst)) {
+		byDst[d] = make([]int32, 0, n)
+	}
+	for j, i := range k.sent {
+		byDst[to[j]] = append(byDst[to[j]], i)
+	}
+	for _, d := range sortedRanks(dsts) {
+		dst := dsts.keys[d]
 		data, err := c.Loc.World.Recv(dst, clcTag)
 		if err != nil {
 			return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
 		}
-		queues := map[key][]float64{}
-		for ; len(data) >= 16; data = data[16:] {
-			kk := key{binary.LittleEndian.Uint32(data), binary.LittleEndian.Uint32(data[4:])}
-			queues[kk] = append(queues[kk], math.Float64frombits(binary.LittleEndian.Uint64(data[8:])))
-		}
-		if len(data) != 0 {
-			return fmt.Errorf("timestamp correction: malformed receive times from rank %d", dst)
-		}
-		for _, i := range byDest[dst] {
+		sends := make([]msgKey, len(byDst[d]))
+		for j, i := range byDst[d] {
 			m := k.t.Message(int(i))
-			q := queues[key{m.Comm, m.Tag}]
-			if len(q) == 0 {
-				return fmt.Errorf("timestamp correction: rank %d received fewer messages of communicator %d, tag %d than rank %d sent", dst, m.Comm, m.Tag, c.Loc.Rank)
-			}
-			k.sends = append(k.sends, latestSend{int(i), q[0] - clcLatency})
-			queues[key{m.Comm, m.Tag}] = q[1:]
+			sends[j] = msgKey{m.Comm, m.Tag}
+		}
+		times, short, err := receiveTimes(data, sends)
+		if err != nil {
+			return fmt.Errorf("timestamp correction: receive times from rank %d: %w", dst, err)
+		}
+		if short >= 0 {
+			return fmt.Errorf("timestamp correction: rank %d received fewer messages of communicator %d, tag %d than rank %d sent",
+				dst, sends[short].comm, sends[short].tag, c.Loc.Rank)
+		}
+		for j, i := range byDst[d] {
+			k.sends = append(k.sends, latestSend{int(i), times[j] - clcLatency})
 		}
 	}
 	return nil
+}
+
+// receiveTimes pairs the receive times that a receiver sent (records of
+// communicator, tag and time, in its receive order) with this location's
+// sends to it (their communicators and tags, in send order): per
+// communicator and tag, the k-th send gets the k-th time. short is the
+// first send without a time (-1: none).
+func receiveTimes(data []byte, sends []msgKey) (times []float64, short int, err error) {
+	if len(data)%16 != 0 {
+		return nil, -1, fmt.Errorf("%d bytes, not records of 16", len(data))
+	}
+	// a queue per key in one array (counted, then filled)
+	keys := newDense[msgKey]()
+	n := len(data) / 16
+	kind := make([]int32, n)
+	for r := range n {
+		kind[r] = keys.index(msgKey{binary.LittleEndian.Uint32(data[16*r:]), binary.LittleEndian.Uint32(data[16*r+4:])})
+	}
+	next := make([]int, len(keys.keys)) // the head of each key's queue
+	end := make([]int, len(keys.keys))  // the end of each key's queue
+	at := 0
+	for x, cnt := range counts(kind, len(keys.keys)) {
+		next[x], end[x] = at, at
+		at += cnt
+	}
+	queues := make([]float64, n)
+	for r, x := range kind {
+		queues[end[x]] = math.Float64frombits(binary.LittleEndian.Uint64(data[16*r+8:]))
+		end[x]++
+	}
+	times = make([]float64, len(sends))
+	for j, key := range sends {
+		x, ok := keys.find(key)
+		if !ok || next[x] == end[x] {
+			return nil, j, nil
+		}
+		times[j] = queues[next[x]]
+		next[x]++
+	}
+	return times, -1, nil
+}
+
+// msgKey is a message's communicator and tag.
+type msgKey struct{ comm, tag uint32 }
+
+// dense numbers the distinct keys it meets 0, 1, ... in the order met;
+// the last key looked up is remembered (messages come in runs).
+type dense[K comparable] struct {
+	keys    []K
+	at      map[K]int32
+	last    K
+	lastAt  int32
+	hasLast bool
+}
+
+func newDense[K comparable]() *dense[K] { return &dense[K]{at: map[K]int32{}} }
+
+// index returns the number of key, numbering it if new.
+func (d *dense[K]) index(key K) int32 {
+	if x, ok := d.find(key); ok {
+		return x
+	}
+	x := int32(len(d.keys))
+	d.keys = append(d.keys, key)
+	d.at[key] = x
+	d.last, d.lastAt, d.hasLast = key, x, true
+	return x
+}
+
+// find returns the number of key, if it has one.
+func (d *dense[K]) find(key K) (int32, bool) {
+	if d.hasLast && d.last == key {
+		return d.lastAt, true
+	}
+	x, ok := d.at[key]
+	if ok {
+		d.last, d.lastAt, d.hasLast = key, x, true
+	}
+	return x, ok
+}
+
+// sortedRanks returns the numbers of d's ranks in increasing rank order.
+func sortedRanks(d *dense[int]) []int32 {
+	order := make([]int32, len(d.keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(d.keys[a], d.keys[b]) })
+	return order
+}
+
+// counts returns how often each number below n occurs in xs.
+func counts(xs []int32, n int) []int {
+	c := make([]int, n)
+	for _, x := range xs {
+		c[x]++
+	}
+	return c
 }
 
 // amortizeBackward spreads every forward jump of a receive over the
