@@ -998,3 +998,25 @@ func BenchmarkInProcessHandOffs(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(ranks*rounds*2), "ns/hand-off")
 }
+
+// BenchmarkInProcessAllreduce measures an in-process collective of the
+// timestamp correction's shape: four ranks reducing two floats, one
+// call after another; per collective.
+func BenchmarkInProcessAllreduce(b *testing.B) {
+	const ranks, rounds = 4, 20000
+	for b.Loop() {
+		err := RunInProcess(ranks, func(c Comm) error {
+			v := []float64{float64(c.Rank()), 1}
+			for range rounds {
+				if _, err := c.AllreduceFloats(Max, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rounds, "ns/collective")
+}

@@ -207,32 +207,43 @@ func (w *world) deliver(r *rank, k key, payload message) {
 
 // deliverLocked is deliver; the caller holds r.mu.
 func (w *world) deliverLocked(r *rank, k key, payload message) {
-	q := r.queues[k]
-	if q == nil {
-		q = &msgQueue{}
-		r.queues[k] = q
+	q := r.inQ
+	if q == nil || r.inKey != k {
+		q = r.queue(k)
+		r.inKey, r.inQ = k, q
 	}
 	q.Push(payload)
-	if r.wait != nil && !r.woken && r.wait.key == k {
+	if r.wait != nil && !r.woken && r.wait.q == q {
 		r.woken = true
 		w.blocked.Add(-1)
 		signal(r.wake)
 	}
 }
 
-// take pops the next message of a non-empty queue; the queue stays for
-// the next message of its key. The caller holds r.mu.
-func (r *rank) take(k key) message {
+// queue returns the queue of key k, made if there is none; it stays
+// for the next message of its key. The caller holds r.mu.
+func (r *rank) queue(k key) *msgQueue {
 	q := r.queues[k]
-	m := q.Pop()
-	return m
+	if q == nil {
+		q = &msgQueue{}
+		r.queues[k] = q
+	}
+	return q
 }
 
-// ready reports whether w's message is there. The caller holds r.mu.
-func (r *rank) ready(w *wait) bool {
-	q := r.queues[w.key]
-	return q != nil && q.Len() > 0
+// setQueue sets w.q, the queue of w's key. The caller holds r.mu.
+func (r *rank) setQueue(w *wait) {
+	if r.outQ == nil || r.outKey != w.key {
+		r.outKey, r.outQ = w.key, r.queue(w.key)
+	}
+	w.q = r.outQ
 }
+
+// take pops w's message. The caller holds r.mu.
+func (r *rank) take(w *wait) message { return w.q.Pop() }
+
+// ready reports whether w's message is there. The caller holds r.mu.
+func (r *rank) ready(w *wait) bool { return w.q.Len() > 0 }
 
 // await waits until a message for wt arrives and takes it. A message
 // that is there is taken even after the run failed; otherwise the run's
@@ -244,8 +255,9 @@ func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 	if lent != nil {
 		r.free = append(r.free, lent[:0])
 	}
+	r.setQueue(&what)
 	if r.ready(&what) {
-		m := r.take(what.key)
+		m := r.take(&what)
 		r.mu.Unlock()
 		if w.poller != nil {
 			w.drain()
@@ -279,7 +291,7 @@ func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 			if !r.woken {
 				w.blocked.Add(-1)
 			}
-			m := r.take(wt.key)
+			m := r.take(wt)
 			r.wait, r.woken = nil, false
 			r.mu.Unlock()
 			return m, nil

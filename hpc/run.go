@@ -127,10 +127,14 @@ type rank struct {
 	mu     sync.Mutex
 	free   [][]byte // buffers for messages from ranks of this process
 	queues map[key]*msgQueue
-	wait   *wait // what the rank waits for, nil if running; points to buf
-	buf    wait
-	woken  bool // wait's message arrived
-	exited bool
+	// the queues last delivered to and last awaited (look-ups of their
+	// keys skip the map: messages come in runs)
+	inKey, outKey key
+	inQ, outQ     *msgQueue
+	wait          *wait // what the rank waits for, nil if running; points to buf
+	buf           wait
+	woken         bool // wait's message arrived
+	exited        bool
 }
 
 // key identifies a message queue: messages on communicator comm from
@@ -145,6 +149,7 @@ type key struct {
 // with tag on c, or collective call seq (ct) waiting for member peer.
 type wait struct {
 	key  key
+	q    *msgQueue // key's queue
 	c    *comm
 	peer int
 	tag  int
