@@ -484,9 +484,8 @@ func room[T any](p *offheap.Pages, s []T, done, total int) []T {
 func moved[T any](p *offheap.Pages, s []T, c int) []T {
 	var n []T
 	if mapTables {
-		n = offheap.Make[T](p, c)
-	}
-	if n == nil {
+		n = offheap.MakeOr[T](p, c)
+	} else {
 		n = make([]T, 0, c)
 	}
 	n = append(n, s...)

@@ -111,10 +111,7 @@ func (t *Trace) recorded(i int) float64 {
 // never cleared).
 func (t *Trace) Times() []float64 {
 	if t.times == nil {
-		ts := offheap.Make[float64](t.mem(), len(t.Events))
-		if ts == nil {
-			ts = make([]float64, 0, len(t.Events))
-		}
+		ts := offheap.MakeOr[float64](t.mem(), len(t.Events))
 		for i := range t.Events {
 			ts = append(ts, t.recorded(i))
 		}

@@ -102,43 +102,10 @@ func (s *synchpoints) init(owner *rootCause) {
 // platform without mappings a large table would be cleared, and so
 // cost memory, at once.)
 func reserveTable[T any](mem *offheap.Pages, n int) []T {
-	if mem != nil {
-		if t := offheap.Make[T](mem, n); t != nil {
-			return t
-		}
+	if t := offheap.Make[T](mem, n); t != nil {
+		return t
 	}
 	return make([]T, 0, min(n, 16))
-}
-
-// makeTable returns an empty table for n values: a mapping of mem where
-// that is large, else on the heap.
-func makeTable[T any](mem *offheap.Pages, n int) []T {
-	if mem != nil {
-		if t := offheap.Make[T](mem, n); t != nil {
-			return t
-		}
-	}
-	return make([]T, 0, n)
-}
-
-// fit returns t with no more capacity than it needs: a mapping of mem
-// trimmed (the rest unmapped), a heap table copied if it has room to
-// spare.
-func fit[T any](mem *offheap.Pages, t []T) []T {
-	if mem != nil && offheap.Owns(mem, t) {
-		return offheap.Trim(mem, t)
-	}
-	if cap(t) > len(t) {
-		return slices.Clone(t)
-	}
-	return t
-}
-
-// release unmaps t's array if it is a mapping of mem.
-func release[T any](mem *offheap.Pages, t []T) {
-	if mem != nil && cap(t) > 0 {
-		offheap.Release(mem, t)
-	}
 }
 
 // add registers event ev of the location c replays, synchronised with
@@ -219,12 +186,12 @@ func (s *synchpoints) order() {
 		sort.Sort(byEvent{s.pendSps, s.pendEv})
 	}
 	if len(s.events) == 0 {
-		release(s.mem, s.sps)
-		release(s.mem, s.events)
-		s.sps, s.events = fit(s.mem, s.pendSps), fit(s.mem, s.pendEv)
+		offheap.Release(s.mem, s.sps)
+		offheap.Release(s.mem, s.events)
+		s.sps, s.events = offheap.Fit(s.mem, s.pendSps), offheap.Fit(s.mem, s.pendEv)
 	} else {
 		n := s.count()
-		sps, ev := makeTable[synchpoint](s.mem, n), makeTable[int32](s.mem, n)
+		sps, ev := offheap.MakeOr[synchpoint](s.mem, n), offheap.MakeOr[int32](s.mem, n)
 		i := 0
 		for j, e := range s.pendEv {
 			k := i
@@ -237,10 +204,10 @@ func (s *synchpoints) order() {
 		}
 		sps, ev = append(sps, s.sps[i:]...), append(ev, s.events[i:]...)
 		for _, t := range [][]synchpoint{s.sps, s.pendSps} {
-			release(s.mem, t)
+			offheap.Release(s.mem, t)
 		}
 		for _, t := range [][]int32{s.events, s.pendEv} {
-			release(s.mem, t)
+			offheap.Release(s.mem, t)
 		}
 		s.sps, s.events = sps, ev
 	}

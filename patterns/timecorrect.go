@@ -241,8 +241,9 @@ func (k *clock) begin(c *replay.Ctx) {
 }
 
 // reserve makes room in the forward pass's lists for the most they can
-// hold, in mappings where that is large: grown by appending, they were
-// copied again and again, each copy into fresh memory.
+// hold (in mappings where that is large: they cost what they hold):
+// grown by appending, they were copied again and again, each copy into
+// fresh memory.
 func (k *clock) reserve() {
 	var sends, recvs, colls int
 	for i := range k.t.Events {
@@ -257,10 +258,10 @@ func (k *clock) reserve() {
 	}
 	k.pages = new(offheap.Pages)
 	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
-	k.moved = offheap.Make[movedRecv](k.pages, recvs+colls)
-	k.sends = offheap.Make[latestSend](k.pages, sends+colls)
-	k.sent = offheap.Make[int32](k.pages, sends)
-	k.received = offheap.Make[int32](k.pages, recvs)
+	k.moved = offheap.MakeOr[movedRecv](k.pages, recvs+colls)
+	k.sends = offheap.MakeOr[latestSend](k.pages, sends+colls)
+	k.sent = offheap.MakeOr[int32](k.pages, sends)
+	k.received = offheap.MakeOr[int32](k.pages, recvs)
 }
 
 type violationKind uint8

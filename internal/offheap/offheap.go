@@ -19,6 +19,7 @@
 package offheap
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -44,13 +45,14 @@ type Pages struct {
 }
 
 // Make returns a slice of length 0 and capacity c in a new mapping of
-// p, or nil when c values take less than MinBytes or no memory can be
-// mapped on this platform: the caller then allocates on the heap. T
-// must not contain pointers (the collector does not see the mapping).
+// p, or nil when c values take less than MinBytes, no memory can be
+// mapped on this platform, or p is nil: the caller then allocates on the
+// heap. T must not contain pointers (the collector does not see the
+// mapping).
 func Make[T any](p *Pages, c int) []T {
 	var zero T
 	size := unsafe.Sizeof(zero)
-	if c <= 0 || size == 0 || uintptr(c) > (1<<46)/size {
+	if p == nil || c <= 0 || size == 0 || uintptr(c) > (1<<46)/size {
 		return nil
 	}
 	n := uintptr(c) * size
@@ -70,12 +72,37 @@ func Make[T any](p *Pages, c int) []T {
 	return unsafe.Slice((*T)(pointer(start)), c)[:0]
 }
 
+// MakeOr returns a slice of length 0 and capacity c: in a new mapping of
+// p where Make makes one, else on the heap.
+func MakeOr[T any](p *Pages, c int) []T {
+	if s := Make[T](p, c); s != nil {
+		return s
+	}
+	return make([]T, 0, c)
+}
+
+// Fit returns s with no more capacity than it needs: trimmed (Trim) if
+// its array is a mapping of p, else copied to a new array when it has
+// capacity to spare.
+func Fit[T any](p *Pages, s []T) []T {
+	if Owns(p, s) {
+		return Trim(p, s)
+	}
+	if cap(s) > len(s) {
+		return slices.Clone(s)
+	}
+	return s
+}
+
 // pointer converts the start of a mapping, memory the Go runtime never
 // moves or frees, to a pointer.
 func pointer(start uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&start)) }
 
-// Owns reports whether s's array is a mapping of p.
+// Owns reports whether s's array is a mapping of p (never for a nil p).
 func Owns[T any](p *Pages, s []T) bool {
+	if p == nil {
+		return false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.owns(start(s))
@@ -95,8 +122,12 @@ func start[T any](s []T) uintptr {
 }
 
 // Release unmaps the mapping that holds s's array, if it is one of
-// p's; s and every slice of it must not be used afterwards.
+// p's (p may be nil); s and every slice of it must not be used
+// afterwards.
 func Release[T any](p *Pages, s []T) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if at := start(s); p.owns(at) {
@@ -107,8 +138,11 @@ func Release[T any](p *Pages, s []T) {
 
 // Trim returns s with its capacity cut to its length (rounded up to a
 // whole page) when its array is one of p's mappings, and unmaps the
-// rest; other slices it returns as they are.
+// rest; other slices it returns as they are (all, for a nil p).
 func Trim[T any](p *Pages, s []T) []T {
+	if p == nil {
+		return s
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at := start(s)

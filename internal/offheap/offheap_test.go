@@ -72,3 +72,64 @@ func TestMake(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeOrFit: MakeOr maps a large table and puts a small one, or any
+// table without Pages, on the heap; Fit trims a mapping and copies a
+// heap table with room to spare; without Pages every function is safe
+// and leaves the heap to the caller.
+func TestMakeOrFit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mappings of their own only on Linux")
+	}
+	large := 4 << 20 / 16
+	tests := []struct {
+		name     string
+		pages    bool
+		capacity int
+		mapped   bool
+	}{
+		{"large, with pages", true, large, true},
+		{"small, with pages", true, 100, false},
+		{"large, without pages", false, large, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *Pages
+			if tc.pages {
+				p = new(Pages)
+				defer p.Free()
+			}
+			s := MakeOr[row](p, tc.capacity)
+			if len(s) != 0 || cap(s) != tc.capacity {
+				t.Fatalf("len %d, cap %d, want 0, %d", len(s), cap(s), tc.capacity)
+			}
+			if got := Owns(p, s); got != tc.mapped {
+				t.Fatalf("Owns = %v, want %v", got, tc.mapped)
+			}
+			for i := range 10 {
+				s = append(s, row{A: uint32(i)})
+			}
+			f := Fit(p, s)
+			if d := cmp.Diff(s[:10], f); d != "" {
+				t.Errorf("Fit changed the values (-want +got):\n%s", d)
+			}
+			if tc.mapped {
+				if want := pageSize / 16; cap(f) != want {
+					t.Errorf("Fit of a mapping: cap %d, want %d (a page)", cap(f), want)
+				}
+			} else if cap(f) != len(f) {
+				t.Errorf("Fit of a heap table: cap %d, want %d", cap(f), len(f))
+			}
+			Release(p, f) // (a heap table: nothing to do)
+			if tc.mapped && p.Bytes() != 0 {
+				t.Errorf("%d bytes mapped after Release", p.Bytes())
+			}
+		})
+	}
+	if got := Trim[row](nil, make([]row, 1, 8)); cap(got) != 8 {
+		t.Errorf("Trim without pages changed the capacity to %d", cap(got))
+	}
+	if Make[row](nil, large) != nil {
+		t.Error("Make without pages mapped")
+	}
+}
