@@ -253,7 +253,7 @@ func (k *clock) reserve() {
 		case localtrace.KindRecv, localtrace.KindIrecv:
 			recvs++
 		case localtrace.KindCollEnd, localtrace.KindLeave:
-			colls++ // (the Leaves of MPI_Init and MPI_Finalize)
+			colls++ // (every Leave: those of MPI_Init and MPI_Finalize count)
 		}
 	}
 	k.pages = new(offheap.Pages)

@@ -78,7 +78,7 @@ func MakeOr[T any](p *Pages, c int) []T {
 	if s := Make[T](p, c); s != nil {
 		return s
 	}
-	return make([]T, 0, c)
+	return make([]T, 0, max(c, 0))
 }
 
 // Fit returns s with no more capacity than it needs: trimmed (Trim) if
