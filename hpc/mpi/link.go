@@ -5,6 +5,7 @@ package mpi
 /*
 #include <mpi.h>
 #include <sched.h>
+#include <stdlib.h>
 
 // scout_link_improbe checks for a message with tag from any source; if
 // there is one, it is matched into *msg and its source and byte count
@@ -15,6 +16,26 @@ static int scout_link_improbe(int tag, MPI_Comm comm, int *flag, MPI_Message *ms
 	if (rc != MPI_SUCCESS || !*flag) return rc;
 	*src = st.MPI_SOURCE;
 	return MPI_Get_count(&st, MPI_BYTE, count);
+}
+
+// scout_link_drop receives and discards every message with tag from src
+// that is there; *n counts them.
+static int scout_link_drop(int src, int tag, MPI_Comm comm, int *n) {
+	for (;;) {
+		int flag, count;
+		MPI_Message msg;
+		MPI_Status st;
+		int rc = MPI_Improbe(src, tag, comm, &flag, &msg, &st);
+		if (rc != MPI_SUCCESS || !flag) return rc;
+		rc = MPI_Get_count(&st, MPI_BYTE, &count);
+		if (rc != MPI_SUCCESS) return rc;
+		void *buf = malloc(count > 0 ? count : 1);
+		if (!buf) return MPI_ERR_NO_MEM;
+		rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+		free(buf);
+		if (rc != MPI_SUCCESS) return rc;
+		(*n)++;
+	}
 }
 
 // scout_link_poll checks for a message with tag from any source until
@@ -86,6 +107,7 @@ type Link struct {
 	spareMu sync.Mutex
 	spare   [][]byte      // buffers handed back (Reuse) and frames sent (SendSpare)
 	reused  int           // buffers taken from spare, for the tests
+	dropped int           // frames to itself that Close dropped, for the tests
 	wake    chan struct{} // signalled by Send, for an idle Recv
 	timer   *time.Timer   // Recv's idle sleeps
 }
@@ -408,5 +430,14 @@ func (l *Link) Close() error {
 		err = errors.Join(err, fmt.Errorf("mpi: link closed with %d sends not completed after %v", left, CloseTimeout))
 	}
 	l.pending = nil
-	return err
+	// Frames this process sent itself after its last look at the link
+	// (the probe ticker's, say, as the run ended) are still in MPI's
+	// queue: they go, so that the next user of the tag on the
+	// communicator does not receive them.
+	var n C.int
+	l.calls.Lock()
+	derr := check("MPI_Mrecv", C.scout_link_drop(C.int(l.c.rank), C.int(l.tag), l.c.c, &n))
+	l.calls.Unlock()
+	l.dropped = int(n)
+	return errors.Join(err, derr)
 }

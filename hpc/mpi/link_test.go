@@ -485,3 +485,37 @@ func TestLinkReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinkCloseDropsOwn: frames a process sent itself over a link and
+// never received (the probe ticker's, as a run ended) do not outlive
+// Close, so the next user of the tag on the communicator receives only
+// its own messages. (TestExchange, on the tag of TestLinkIdleCPU's first
+// link, once received such a frame.)
+func TestLinkCloseDropsOwn(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	const tag, frames = 960, 3
+	l := NewLink(w, tag)
+	for i := range frames {
+		if err := l.Send(w.Rank(), []byte{byte(i), 1, 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l.dropped != frames {
+		t.Errorf("Close dropped %d frames, want %d", l.dropped, frames)
+	}
+	got, err := w.Exchange(w.Rank(), w.Rank(), tag, []byte("mine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "mine" {
+		t.Errorf("exchange with itself on the link's tag got %d bytes (%q...), want %q", len(got), got[:min(len(got), 8)], "mine")
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
