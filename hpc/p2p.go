@@ -207,11 +207,7 @@ func (w *world) deliver(r *rank, k key, payload message) {
 
 // deliverLocked is deliver; the caller holds r.mu.
 func (w *world) deliverLocked(r *rank, k key, payload message) {
-	q := r.inQ
-	if q == nil || r.inKey != k {
-		q = r.queue(k)
-		r.inKey, r.inQ = k, q
-	}
+	q := r.queueVia(&r.in, k)
 	q.Push(payload)
 	if r.wait != nil && !r.woken && r.wait.q == q {
 		r.woken = true
@@ -231,12 +227,13 @@ func (r *rank) queue(k key) *msgQueue {
 	return q
 }
 
-// setQueue sets w.q, the queue of w's key. The caller holds r.mu.
-func (r *rank) setQueue(w *wait) {
-	if r.outQ == nil || r.outKey != w.key {
-		r.outKey, r.outQ = w.key, r.queue(w.key)
+// queueVia is queue, looking at last first and remembering the queue
+// there. The caller holds r.mu.
+func (r *rank) queueVia(last *lastQueue, k key) *msgQueue {
+	if last.q == nil || last.k != k {
+		last.k, last.q = k, r.queue(k)
 	}
-	w.q = r.outQ
+	return last.q
 }
 
 // take pops w's message. The caller holds r.mu.
@@ -255,7 +252,7 @@ func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 	if lent != nil {
 		r.free = append(r.free, lent[:0])
 	}
-	r.setQueue(&what)
+	what.q = r.queueVia(&r.out, what.key)
 	if r.ready(&what) {
 		m := r.take(&what)
 		r.mu.Unlock()

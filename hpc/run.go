@@ -129,12 +129,17 @@ type rank struct {
 	queues map[key]*msgQueue
 	// the queues last delivered to and last awaited (look-ups of their
 	// keys skip the map: messages come in runs)
-	inKey, outKey key
-	inQ, outQ     *msgQueue
-	wait          *wait // what the rank waits for, nil if running; points to buf
-	buf           wait
-	woken         bool // wait's message arrived
-	exited        bool
+	in, out lastQueue
+	wait    *wait // what the rank waits for, nil if running; points to buf
+	buf     wait
+	woken   bool // wait's message arrived
+	exited  bool
+}
+
+// lastQueue remembers the queue of the key last looked up.
+type lastQueue struct {
+	k key
+	q *msgQueue
 }
 
 // key identifies a message queue: messages on communicator comm from
