@@ -5,37 +5,18 @@ package mpi
 /*
 #include <mpi.h>
 #include <sched.h>
-#include <stdlib.h>
 
-// scout_link_improbe checks for a message with tag from any source; if
-// there is one, it is matched into *msg and its source and byte count
-// returned.
-static int scout_link_improbe(int tag, MPI_Comm comm, int *flag, MPI_Message *msg, int *src, int *count) {
+static int scout_any_source(void) { return MPI_ANY_SOURCE; }
+
+// scout_link_improbe checks for a message with tag from from (any
+// source: MPI_ANY_SOURCE); if there is one, it is matched into *msg and
+// its source and byte count returned.
+static int scout_link_improbe(int from, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, int *src, int *count) {
 	MPI_Status st;
-	int rc = MPI_Improbe(MPI_ANY_SOURCE, tag, comm, flag, msg, &st);
+	int rc = MPI_Improbe(from, tag, comm, flag, msg, &st);
 	if (rc != MPI_SUCCESS || !*flag) return rc;
 	*src = st.MPI_SOURCE;
 	return MPI_Get_count(&st, MPI_BYTE, count);
-}
-
-// scout_link_drop receives and discards every message with tag from src
-// that is there; *n counts them.
-static int scout_link_drop(int src, int tag, MPI_Comm comm, int *n) {
-	for (;;) {
-		int flag, count;
-		MPI_Message msg;
-		MPI_Status st;
-		int rc = MPI_Improbe(src, tag, comm, &flag, &msg, &st);
-		if (rc != MPI_SUCCESS || !flag) return rc;
-		rc = MPI_Get_count(&st, MPI_BYTE, &count);
-		if (rc != MPI_SUCCESS) return rc;
-		void *buf = malloc(count > 0 ? count : 1);
-		if (!buf) return MPI_ERR_NO_MEM;
-		rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-		free(buf);
-		if (rc != MPI_SUCCESS) return rc;
-		(*n)++;
-	}
 }
 
 // scout_link_poll checks for a message with tag from any source until
@@ -45,7 +26,7 @@ static int scout_link_drop(int src, int tag, MPI_Comm comm, int *n) {
 static int scout_link_poll(int tag, MPI_Comm comm, double usec, int *flag, MPI_Message *msg, int *src, int *count) {
 	double until = MPI_Wtime() + usec * 1e-6;
 	for (long i = 1;; i++) {
-		int rc = scout_link_improbe(tag, comm, flag, msg, src, count);
+		int rc = scout_link_improbe(MPI_ANY_SOURCE, tag, comm, flag, msg, src, count);
 		if (rc != MPI_SUCCESS || *flag) return rc;
 		if (i % 64 == 0) {
 			if (MPI_Wtime() >= until) return rc;
@@ -272,7 +253,7 @@ func (l *Link) probe() (busy bool, from int, buf []byte, err error) {
 	}
 	var flag, src, count C.int
 	var msg C.MPI_Message
-	if err := check("MPI_Improbe", C.scout_link_improbe(C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
+	if err := check("MPI_Improbe", C.scout_link_improbe(C.scout_any_source(), C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
 		return busy, 0, nil, err
 	}
 	if flag == 0 {
@@ -434,10 +415,17 @@ func (l *Link) Close() error {
 	// (the probe ticker's, say, as the run ended) are still in MPI's
 	// queue: they go, so that the next user of the tag on the
 	// communicator does not receive them.
-	var n C.int
 	l.calls.Lock()
-	derr := check("MPI_Mrecv", C.scout_link_drop(C.int(l.c.rank), C.int(l.tag), l.c.c, &n))
-	l.calls.Unlock()
-	l.dropped = int(n)
-	return errors.Join(err, derr)
+	defer l.calls.Unlock()
+	for {
+		var flag, src, count C.int
+		var msg C.MPI_Message
+		if derr := check("MPI_Improbe", C.scout_link_improbe(C.int(l.c.rank), C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); derr != nil || flag == 0 {
+			return errors.Join(err, derr)
+		}
+		if _, _, derr := l.mrecv(int(src), count, &msg); derr != nil {
+			return errors.Join(err, derr)
+		}
+		l.dropped++
+	}
 }
