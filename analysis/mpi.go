@@ -44,6 +44,73 @@ func faultInjection(rank int) {
 	}
 }
 
+// opening is what a process of RunMPI does before it needs MPI: open
+// the trace, place its ranks on the job's procs processes, and load the
+// locations of this one, rank.
+type opening struct {
+	rank, procs int
+	s           *session
+	place       []int    // application rank → process
+	masters     []uint64 // this process's master threads, by rank
+	threads     []uint64 // and its other threads
+	loaded      bool
+	mine        []*located
+	failures    []rankFailure
+	err         error // opening, or loading (a canceled context)
+}
+
+// open opens the trace and places its ranks; with more processes than
+// ranks it places none (RunMPI explains).
+func (o *opening) open(p Plan) {
+	if o.rank != 0 {
+		p.Log = nil // rank 0 speaks for all
+	}
+	if o.s, o.err = open(p); o.err != nil {
+		return
+	}
+	s, ranks, procs := o.s, len(o.s.masters), o.procs
+	if procs > ranks {
+		return
+	}
+	if procs > 1 && os.Getenv("GOGC") == "" {
+		// A process's heap is small beside its tables and the
+		// libraries, and the replay waits on its partners more than on
+		// the collector: collecting at a quarter's growth, not at half
+		// as in-process (cmd/scout), took 1-3 MB off the peak of the
+		// bench traces at M = 4 at no measurable cost in time (in
+		// process it cost 6-10 %).
+		debug.SetGCPercent(25)
+	}
+	// Application rank r is analyzed by process place[r]: one rank per
+	// process when there are as many processes as ranks, else blocks of
+	// consecutive ranks, whose messages stay in memory.
+	o.place = hpc.BlockPlacement(ranks, procs)
+	for r, l := range s.masters {
+		if o.place[r] == o.rank {
+			o.masters = append(o.masters, l)
+		}
+	}
+	for _, l := range s.others {
+		if o.place[s.pl[l].Rank] == o.rank {
+			o.threads = append(o.threads, l)
+		}
+	}
+	if procs == ranks {
+		s.log.Printf("analyzing %d ranks with %d MPI processes", ranks, procs)
+	} else {
+		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
+	}
+}
+
+// load loads the process's locations (after open, which placed them).
+func (o *opening) load(ctx context.Context) {
+	if o.place == nil {
+		return // more processes than ranks
+	}
+	o.loaded = true
+	o.mine, o.failures, o.err = o.s.loadAll(ctx, o.masters, o.threads)
+}
+
 // finalize ends MPI when RunMPI returns. When it returns by a panic (a
 // bug), MPI_Finalize would wait for the other processes, which wait for
 // this one: the job would hang until the batch system's time limit.
@@ -65,9 +132,26 @@ func finalize(rank int) {
 // A failed replay is reported once, by rank 0; every process then
 // returns an error (ErrReported on the others).
 func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
+	// Opening the trace and loading the process's locations need no
+	// MPI. Where the launcher announced the process's rank and the
+	// job's size (launcherRank), they run while MPI_Init does: under
+	// mpirun -np 4 on the test machine MPI_Init takes 0.2-0.25 s of a
+	// process's time, most of it waiting for the other processes, and
+	// loading 2 M events takes 0.2-0.4 s.
+	var early chan *opening
+	if rank, procs, ok := launcherRank(); ok {
+		early = make(chan *opening, 1)
+		go func() {
+			o := &opening{rank: rank, procs: procs}
+			if o.open(p); o.err == nil {
+				o.load(ctx)
+			}
+			early <- o
+		}()
+	}
 	mpi.Init()
 	w := mpi.World()
-	me := w.Rank()
+	me, procs := w.Rank(), w.Size()
 	defer finalize(me)
 	if me != 0 {
 		p.Log = nil // rank 0 speaks for all
@@ -77,55 +161,44 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 		mpi.Abort(1)
 		return nil, err
 	}
-	s, err := open(p)
-	if err != nil {
-		return fail(err)
+	var o *opening
+	if early != nil {
+		if o = <-early; o.rank != me || o.procs != procs {
+			// the launcher's word was not MPI's: start over
+			if me == 0 && p.Log != nil {
+				p.Log.Printf("the launcher announced this process as rank %d of %d, MPI as rank %d of %d: opening the trace again", o.rank, o.procs, me, procs)
+			}
+			o = nil
+			releaseTraces()
+		}
 	}
-	ranks := len(s.masters)
-	procs := w.Size()
-	if procs > ranks {
+	if o == nil {
+		o = &opening{rank: me, procs: procs}
+		o.open(p)
+	}
+	if o.err != nil {
+		return fail(o.err)
+	}
+	s, place := o.s, o.place
+	if ranks := len(s.masters); procs > ranks {
 		return fail(fmt.Errorf("the trace has %d MPI ranks, but scout runs with %d processes: start it with at most %d (mpirun -np %d)", ranks, procs, ranks, ranks))
-	}
-	if procs > 1 && os.Getenv("GOGC") == "" {
-		// A process's heap is small beside its tables and the
-		// libraries, and the replay waits on its partners more than on
-		// the collector: collecting at a quarter's growth, not at half
-		// as in-process (cmd/scout), took 1-3 MB off the peak of the
-		// bench traces at M = 4 at no measurable cost in time (in
-		// process it cost 6-10 %).
-		debug.SetGCPercent(25)
-	}
-	// Application rank r is analyzed by process place[r]: one rank per
-	// process when there are as many processes as ranks, else blocks of
-	// consecutive ranks, whose messages stay in memory.
-	place := hpc.BlockPlacement(ranks, procs)
-	var masters, threads []uint64 // this process's locations, masters by rank
-	for r, l := range s.masters {
-		if place[r] == me {
-			masters = append(masters, l)
-		}
-	}
-	for _, l := range s.others {
-		if place[s.pl[l].Rank] == me {
-			threads = append(threads, l)
-		}
-	}
-	if procs == ranks {
-		s.log.Printf("analyzing %d ranks with %d MPI processes", ranks, procs)
-	} else {
-		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
 	faultInjection(me)
 	if err := sameArchive(w, s.archive); err != nil {
 		return nil, reportOnce(w, err)
 	}
-	// Load this process's locations; a failure to load is the process's
-	// failure, explained by rank 0 with the others'.
-	mine, failures, err := s.loadAll(ctx, masters, threads)
-	if err != nil {
-		return fail(err)
+	// Load this process's locations (unless done while MPI started); a
+	// failure to load is the process's failure, explained by rank 0
+	// with the others'.
+	if !o.loaded {
+		o.load(ctx)
 	}
+	if o.err != nil {
+		return fail(o.err)
+	}
+	mine, failures := o.mine, o.failures
 	if failures == nil {
+		var err error
 		if mine, err = s.teams(mine); err != nil {
 			failures = []rankFailure{{Rank: firstRank(place, me), Kind: failCause, Msg: err.Error()}}
 		}

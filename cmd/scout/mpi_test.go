@@ -439,6 +439,36 @@ func TestMPIDifferentTraces(t *testing.T) {
 	}
 }
 
+// TestMPILauncherRankWrong: a process opens the trace and loads its
+// locations while MPI starts, trusting the rank the launcher put in its
+// environment; where MPI then gives it another rank (here the launcher's
+// variable is shifted by one), it starts over, and the results are the
+// same as a normal run's.
+func TestMPILauncherRankWrong(t *testing.T) {
+	bin := buildMPI(t)
+	dir := filepath.Join(tracetest.Root(), "testdata", "traces", "ps_mixed_np4")
+	want, got := t.TempDir(), t.TempDir()
+	args := func(out string) []string {
+		return []string{"--no-html", "-o", out, "--csv", filepath.Join(out, "scout.csv"), dir}
+	}
+	if b, err := mpirun(4, append([]string{bin, "-q"}, args(want)...)...).CombinedOutput(); err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, b)
+	}
+	shifted := `OMPI_COMM_WORLD_RANK=$(( (OMPI_COMM_WORLD_RANK + 1) % 4 )) exec "$0" "$@"`
+	b, err := mpirun(4, append([]string{"sh", "-c", shifted, bin}, args(got)...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun with shifted ranks: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "the launcher announced this process as rank 1 of 4, MPI as rank 0 of 4: opening the trace again") {
+		t.Errorf("rank 0 does not say it started over:\n%s", b)
+	}
+	for _, f := range []string{"scout.csv", "trace.stat"} {
+		if !bytes.Equal(readFile(t, filepath.Join(got, f)), readFile(t, filepath.Join(want, f))) {
+			t.Errorf("%s differs from the normal run's", f)
+		}
+	}
+}
+
 // TestRootCauseOnce: a location that cannot be loaded is named once,
 // with its rank, and nothing else is said (the replay never started).
 func TestRootCauseOnce(t *testing.T) {
