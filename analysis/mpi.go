@@ -352,8 +352,11 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 		}
 		basis.Merge(o)
 	}
+	var got []byte // received chunks, reused
 	colls, err := combine.ExchangeCollParts(srcs, procs, me, func(to, from int, b []byte) ([]byte, error) {
-		return w.Exchange(to, from, statsTag, b)
+		var err error
+		got, err = w.ExchangeInto(to, from, statsTag, b, got)
+		return got, err
 	})
 	if err != nil {
 		return nil, err

@@ -162,8 +162,9 @@ func CollParts(srcs []StatSource) []CollPart {
 	if first < 0 || srcs[first].Colls.Len() == 0 {
 		return nil
 	}
-	j := newPartJoin(srcs[first].Colls.Len())
+	j := &partJoin{}
 	join := func(s StatSource) {
+		j.room(s.Colls.Len())
 		i := 0
 		for in := range s.Colls.All {
 			j.buf = append(j.buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
@@ -200,11 +201,13 @@ type partJoin struct {
 	acc  []CollPart // the operations' parts, in order
 	rest []CollPart // parts of operations acc lacks, in no order
 	sums []float64  // room for the parts' sums, a few partials each
-	size int        // the buffers' size
 }
 
-func newPartJoin(size int) *partJoin {
-	return &partJoin{buf: make([]CollPart, 0, size), tmp: make([]CollPart, 0, size), size: size}
+// room makes room for a batch of n parts in buf (empty).
+func (j *partJoin) room(n int) {
+	if cap(j.buf) < n {
+		j.buf = make([]CollPart, 0, n)
+	}
 }
 
 // own returns a copy of b with a sum of its own, which later instances
@@ -212,7 +215,7 @@ func newPartJoin(size int) *partJoin {
 func (j *partJoin) own(b *CollPart) CollPart {
 	n := max(4, len(b.Wait))
 	if cap(j.sums)-len(j.sums) < n {
-		j.sums = make([]float64, 0, 4*max(1<<10, j.size, n))
+		j.sums = make([]float64, 0, 4*max(1<<10, cap(j.buf), n))
 	}
 	at := len(j.sums)
 	j.sums = j.sums[:at+n]
@@ -225,22 +228,25 @@ func (j *partJoin) own(b *CollPart) CollPart {
 	return c
 }
 
-// join joins the batch in buf and empties it.
+// join joins the batch in buf and empties it. The first batch with
+// instances becomes the operations' parts in place (the next batch
+// needs room).
 func (j *partJoin) join() {
-	var buf []CollPart
-	buf, j.tmp = sortParts(j.buf, j.tmp)
-	defer func() { j.buf = buf[:0] }()
+	buf, spare := sortParts(j.buf, j.tmp)
 	if len(j.acc) == 0 && len(j.rest) == 0 { // the first batch with instances
-		j.acc = make([]CollPart, 0, len(buf))
+		acc := buf[:0]
 		for i := range buf {
-			if n := len(j.acc); n > 0 && comparePartKeys(j.acc[n-1], buf[i]) == 0 {
-				joinPart(&j.acc[n-1], &buf[i])
+			if n := len(acc); n > 0 && comparePartKeys(acc[n-1], buf[i]) == 0 {
+				joinPart(&acc[n-1], &buf[i])
 			} else {
-				j.acc = append(j.acc, j.own(&buf[i]))
+				acc = append(acc, j.own(&buf[i])) // (reads buf[i] before writing acc[n], n <= i)
 			}
 		}
+		clear(acc[len(acc):len(buf)])
+		j.acc, j.buf, j.tmp = acc, spare[:0], nil
 		return
 	}
+	j.buf, j.tmp = buf[:0], spare
 	acc, k := j.acc, 0
 	for i := range buf {
 		b := &buf[i]
@@ -749,88 +755,141 @@ func (e *estimateSum) estimate(n float64) densityEstimate {
 	return d
 }
 
-// collPartSize is the encoded size of a CollPart without its wait's
-// partial sums.
-const collPartSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4 + 1
+// instanceSize is the encoded size of the part of one collective
+// instance (appendInstance).
+const instanceSize = 1 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4
+
+// chunkHeader is the size of an exchanged chunk's header: whether more
+// chunks follow, and the number of instances in it.
+const chunkHeader = 1 + 4
+
+// exchangeChunk bounds the bytes of one chunk of ExchangeCollParts (a
+// variable for the tests).
+var exchangeChunk = 256 << 10
 
 // ExchangeCollParts aggregates the collective instances of srcs, this
 // process's locations, at the processes that own them (collOwner) and
 // returns the parts process me owns, merged (MergeCollParts) with those
 // of every other process. exchange(to, from, b) sends b to process to
-// and returns what process from sent this one; every process calls it
-// in the same rounds (in round r it sends to me+r and receives from
-// me−r), with each owner's parts encoded (their count, then
-// appendCollPart for each; gob took a third of the statistics' time for
-// 50 000 parts).
+// and returns what process from sent this one (which ExchangeCollParts
+// reads before its next call: exchange may reuse it). The processes
+// meet pairwise, each pair once, in rounds (partner), and exchange
+// chunks of the instances each owns, as many as the one with more has
+// (a chunk's header says whether more follow), each a header and
+// appendInstance for each instance (gob took a third of the
+// statistics' time for 50 000 parts).
 //
-// The instances are encoded straight into their owners' buffers, and
-// their chunks released as they are (srcs' Colls are empty afterwards):
-// converting them all into parts first held every instance three times
-// over (the instance, its part and its encoding), 30 MB for 190 000
-// instances. Received parts merge with this process's after every round.
+// The chunks are made and joined as they go, in buffers of
+// exchangeChunk bytes reused throughout: a buffer per owner holding all
+// its instances at once took 9 MB of fresh memory per process on the
+// HPCG-like bench trace at M = 4, and the received ones as much again;
+// at this machine's 3 ns a byte for fresh memory, half the exchange's
+// time. The own instances join first, location by location, so that the
+// parts of this process's operations are there when others' come
+// (partJoin). srcs' Colls are empty afterwards.
 func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from int, b []byte) ([]byte, error)) ([]CollPart, error) {
 	seal(srcs) // before the instances go
-	count := make([]int, procs)
-	most := 0 // the most own instances of a location
+	defer func() {
+		for _, s := range srcs {
+			s.Colls.Drain(func(patterns.Instance) bool { return false })
+		}
+	}()
+	mine := &partJoin{}
 	for _, s := range srcs {
-		own := count[me]
+		n := 0 // the location's own instances
 		for in := range s.Colls.All {
-			count[collOwner(in.Pattern, in.Coll, procs)]++
-		}
-		most = max(most, count[me]-own)
-	}
-	bufs := make([][]byte, procs)
-	for p := range bufs {
-		if p != me {
-			bufs[p] = binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+count[p]*(collPartSize+8)), uint64(count[p]))
-		}
-	}
-	// the own instances, location by location, then each other
-	// process's, join their operations' parts (partJoin)
-	mine := newPartJoin(most)
-	var one [1]float64
-	for _, s := range srcs {
-		i := 0
-		for in := range s.Colls.Drain {
-			c := instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})
-			i++
-			if o := collOwner(in.Pattern, in.Coll, procs); o != me {
-				one[0] = in.Duration
-				c.Wait = one[:]
-				bufs[o] = appendCollPart(bufs[o], &c)
-				continue
+			if collOwner(in.Pattern, in.Coll, procs) == me {
+				n++
 			}
-			mine.buf = append(mine.buf, c) // its wait is MaxWait
+		}
+		mine.room(n)
+		i := 0
+		for in := range s.Colls.All {
+			if collOwner(in.Pattern, in.Coll, procs) == me {
+				mine.buf = append(mine.buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
+			}
+			i++
 		}
 		mine.join()
 	}
-	var sums []float64 // a received batch's sums, reused
-	for r := 1; r < procs; r++ {
-		to, from := (me+r)%procs, (me-r+procs)%procs
-		b, err := exchange(to, from, bufs[to])
-		bufs[to] = nil
-		if err != nil {
+	// The received chunks join in batches of their own.
+	mine.room(exchangeChunk / instanceSize)
+	out := make([]byte, chunkHeader, exchangeChunk)
+	for r := range rounds(procs) {
+		to := partner(me, r, procs)
+		if to == me {
+			continue // (an odd number of processes: one rests)
+		}
+		from := to
+		peerMore := true
+		flush := func(more bool) error {
+			out[0] = 0
+			if more {
+				out[0] = 1
+			}
+			binary.LittleEndian.PutUint32(out[1:], uint32((len(out)-chunkHeader)/instanceSize))
+			b, err := exchange(to, from, out)
+			out = out[:chunkHeader]
+			if err != nil {
+				return err
+			}
+			if peerMore, err = decodeChunk(&mine.buf, b); err != nil {
+				return fmt.Errorf("process %d: %w", from, err)
+			}
+			mine.join()
+			return nil
+		}
+		for _, s := range srcs {
+			i := 0
+			for in := range s.Colls.All {
+				if collOwner(in.Pattern, in.Coll, procs) == to {
+					if len(out)+instanceSize > cap(out) {
+						if err := flush(true); err != nil {
+							return nil, err
+						}
+					}
+					out = appendInstance(out, &in, StatPos{s.Rank, s.Thread, int64(i)})
+				}
+				i++
+			}
+		}
+		if err := flush(false); err != nil {
 			return nil, err
 		}
-		// in batches of a location's size, so that the buffers keep it
-		// (mine has the parts of every operation this process owns:
-		// they join in order, batch by batch)
-		batch := max(most, minExchangeBatch) // (a process may own none itself)
-		err = decodeCollParts(b, batch, mine.buf, sums[:0], func(parts []CollPart, s []float64) ([]CollPart, []float64) {
-			mine.buf = parts
-			mine.join()
-			return mine.buf, s[:0]
-		})
-		if err != nil {
-			return nil, fmt.Errorf("process %d: %w", from, err)
+		for peerMore {
+			if err := flush(false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return mine.parts(), nil
 }
 
-// minExchangeBatch is the fewest parts of a round that ExchangeCollParts
-// joins at once (a variable for the tests).
-var minExchangeBatch = 1 << 12
+// rounds returns the number of rounds in which n processes meet
+// pairwise, each pair once (partner).
+func rounds(n int) int {
+	return n - 1 + n%2
+}
+
+// partner returns the process that process p of n meets in round r of
+// rounds(n), or p itself where it rests in that round (n odd). The
+// schedule is the circle method: with m = n rounded up to even,
+// processes p, q < m-1 meet in round (p+q) mod (m-1), and process m-1
+// (absent where n is odd) meets the one that would meet itself.
+func partner(p, r, n int) int {
+	m := n + n%2
+	if p == m-1 {
+		return r * (m / 2) % (m - 1) // q with 2q = r mod m-1
+	}
+	q := (r - p%(m-1) + m - 1) % (m - 1)
+	if q == p {
+		q = m - 1
+	}
+	if q >= n {
+		return p
+	}
+	return q
+}
 
 // instancePart is the part of collective instance in, found at pos.
 func instancePart(in *patterns.Instance, pos StatPos) CollPart {
@@ -838,113 +897,49 @@ func instancePart(in *patterns.Instance, pos StatPos) CollPart {
 		Enter: in.Enter, Exit: in.Exit, MaxWait: in.Duration, MaxRank: in.Rank}
 }
 
-// appendCollPart appends the encoding of c to b.
-func appendCollPart(b []byte, c *CollPart) []byte {
-	le := binary.LittleEndian
-	b = append(b, c.Pattern)
-	b = le.AppendUint32(b, c.Key.Comm)
-	b = le.AppendUint32(b, uint32(c.Key.Seq))
-	b = le.AppendUint32(b, uint32(c.First.Rank))
-	b = le.AppendUint32(b, uint32(c.First.Thread))
-	b = le.AppendUint64(b, uint64(c.First.Index))
-	b = le.AppendUint32(b, c.Callpath)
-	b = le.AppendUint64(b, math.Float64bits(c.Enter))
-	b = le.AppendUint64(b, math.Float64bits(c.Exit))
-	b = le.AppendUint64(b, math.Float64bits(c.MaxWait))
-	b = le.AppendUint32(b, uint32(c.MaxRank))
-	b = append(b, byte(len(c.Wait)))
-	for _, w := range c.Wait {
-		b = le.AppendUint64(b, math.Float64bits(w))
-	}
+// appendInstance appends the encoding of the part of collective instance
+// in, found at pos (instancePart), to b.
+func appendInstance(b []byte, in *patterns.Instance, pos StatPos) []byte {
+	n := len(b)
+	b = slices.Grow(b, instanceSize)[:n+instanceSize]
+	e, le := b[n:], binary.LittleEndian
+	e[0] = in.Pattern
+	le.PutUint32(e[1:], in.Coll.Comm)
+	le.PutUint32(e[5:], uint32(in.Coll.Seq))
+	le.PutUint32(e[9:], uint32(pos.Rank))
+	le.PutUint32(e[13:], uint32(pos.Thread))
+	le.PutUint64(e[17:], uint64(pos.Index))
+	le.PutUint32(e[25:], in.Callpath)
+	le.PutUint64(e[29:], math.Float64bits(in.Enter))
+	le.PutUint64(e[37:], math.Float64bits(in.Exit))
+	le.PutUint64(e[45:], math.Float64bits(in.Duration))
+	le.PutUint32(e[53:], uint32(in.Rank))
 	return b
 }
 
-// DecodeCollParts decodes what ExchangeCollParts sends a process and
-// appends the parts to dst.
-func DecodeCollParts(dst []CollPart, b []byte) ([]CollPart, error) {
-	err := decodeCollParts(b, math.MaxInt, dst, nil, func(parts []CollPart, sums []float64) ([]CollPart, []float64) {
-		dst = parts
-		return parts, sums
-	})
-	if err != nil {
-		return nil, err
+// decodeChunk appends the parts of a chunk of ExchangeCollParts to
+// *parts and tells whether more chunks follow.
+func decodeChunk(parts *[]CollPart, b []byte) (more bool, err error) {
+	if len(b) < chunkHeader || b[0] > 1 {
+		return false, fmt.Errorf("collective parts: bad chunk header (%d bytes)", len(b))
 	}
-	return dst, nil
-}
-
-// decodeCollParts decodes what ExchangeCollParts sends a process, batch
-// parts at a time: it appends each batch to parts and its sums to sums
-// (which the parts' Wait share), and use returns the slices to append
-// the next batch to.
-func decodeCollParts(b []byte, batch int, parts []CollPart, sums []float64, use func([]CollPart, []float64) ([]CollPart, []float64)) error {
-	n, b, err := collPartsCount(b)
-	if err != nil {
-		return err
-	}
-	for done := 0; done < n; done += batch {
-		if parts, sums, b, err = decodePartsN(parts, sums, b, done, min(batch, n-done)); err != nil {
-			return err
-		}
-		parts, sums = use(parts, sums)
-	}
-	if len(b) != 0 {
-		return fmt.Errorf("collective parts: %d bytes after the last part", len(b))
-	}
-	return nil
-}
-
-// collPartsCount reads the number of parts that ExchangeCollParts put
-// before them.
-func collPartsCount(b []byte) (int, []byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b))/collPartSize {
-		return 0, nil, fmt.Errorf("collective parts: bad count at offset 0")
-	}
-	return int(n), b[k:], nil
-}
-
-// decodePartsN decodes parts first..first+n-1 of a batch from b, appends
-// them to dst and their sums to sums, and returns the bytes after them.
-func decodePartsN(dst []CollPart, sums []float64, b []byte, first, n int) ([]CollPart, []float64, []byte, error) {
 	le := binary.LittleEndian
-	dst = slices.Grow(dst, n)
-	parts := dst[len(dst) : len(dst)+n]
-	// the sums first, then the parts' slices of them (sums may move as
-	// it grows)
-	at := make([]int, 0, n)
-	for i := range parts {
-		if len(b) < collPartSize {
-			return nil, sums, nil, fmt.Errorf("collective parts: part %d truncated", first+i)
-		}
-		c := &parts[i]
-		c.Pattern = b[0]
-		c.Key.Comm = le.Uint32(b[1:])
-		c.Key.Seq = int32(le.Uint32(b[5:]))
-		c.First.Rank = int32(le.Uint32(b[9:]))
-		c.First.Thread = int32(le.Uint32(b[13:]))
-		c.First.Index = int64(le.Uint64(b[17:]))
-		c.Callpath = le.Uint32(b[25:])
-		c.Enter = math.Float64frombits(le.Uint64(b[29:]))
-		c.Exit = math.Float64frombits(le.Uint64(b[37:]))
-		c.MaxWait = math.Float64frombits(le.Uint64(b[45:]))
-		c.MaxRank = int32(le.Uint32(b[53:]))
-		nw := int(b[57])
-		b = b[collPartSize:]
-		if len(b) < 8*nw {
-			return nil, sums, nil, fmt.Errorf("collective parts: part %d truncated", first+i)
-		}
-		at = append(at, len(sums))
-		for j := range nw {
-			sums = append(sums, math.Float64frombits(le.Uint64(b[8*j:])))
-		}
-		b = b[8*nw:]
+	more, n := b[0] == 1, int(le.Uint32(b[1:]))
+	if b = b[chunkHeader:]; len(b) != n*instanceSize {
+		return false, fmt.Errorf("collective parts: a chunk of %d instances has %d bytes, want %d", n, len(b), n*instanceSize)
 	}
-	for i := range parts {
-		end := len(sums)
-		if i+1 < len(parts) {
-			end = at[i+1]
-		}
-		parts[i].Wait = sums[at[i]:end:end]
+	for i := range n {
+		e := b[i*instanceSize : (i+1)*instanceSize]
+		*parts = append(*parts, CollPart{
+			Pattern:  e[0],
+			Key:      patterns.CollKey{Comm: le.Uint32(e[1:]), Seq: int32(le.Uint32(e[5:]))},
+			First:    StatPos{Rank: int32(le.Uint32(e[9:])), Thread: int32(le.Uint32(e[13:])), Index: int64(le.Uint64(e[17:]))},
+			Callpath: le.Uint32(e[25:]),
+			Enter:    math.Float64frombits(le.Uint64(e[29:])),
+			Exit:     math.Float64frombits(le.Uint64(e[37:])),
+			MaxWait:  math.Float64frombits(le.Uint64(e[45:])),
+			MaxRank:  int32(le.Uint32(e[53:])),
+		})
 	}
-	return dst[:len(dst)+n], sums, b, nil
+	return more, nil
 }

@@ -169,12 +169,15 @@ func TestStatsPlacement(t *testing.T) {
 			t.Errorf("%d processes (-one +spread):\n%s", procs, d)
 		}
 	}
-	// each round's parts joined in batches of a location's own parts
-	defer func(m int) { minExchangeBatch = m }(minExchangeBatch)
-	minExchangeBatch = 1
-	for _, procs := range []int{2, 3} {
-		if d := cmp.Diff(want, statsSpread(srcs, procs)); d != "" {
-			t.Errorf("%d processes, small batches (-one +spread):\n%s", procs, d)
+	// each round in chunks of one to three instances, so that the
+	// processes send different numbers of chunks
+	defer func(m int) { exchangeChunk = m }(exchangeChunk)
+	for _, n := range []int{1, 3} {
+		exchangeChunk = chunkHeader + n*instanceSize
+		for _, procs := range []int{2, 3} {
+			if d := cmp.Diff(want, statsSpread(srcs, procs)); d != "" {
+				t.Errorf("%d processes, chunks of %d instances (-one +spread):\n%s", procs, n, d)
+			}
 		}
 	}
 }
@@ -260,38 +263,52 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// TestCollPartsEncoding: parts survive the encoding; a cut or extended
-// encoding is an error, never a panic.
-func TestCollPartsEncoding(t *testing.T) {
+// TestChunkEncoding: the parts of single instances survive a chunk's
+// encoding; a cut, extended or malformed chunk is an error, never a
+// panic.
+func TestChunkEncoding(t *testing.T) {
 	srcs, _ := randomSources(rand.New(rand.NewPCG(7, 8)), 3)
-	parts := CollParts(srcs)
-	parts[0].Wait = xsum{1e-3, 1e-20} // two partial sums
-	b := appendCollParts(parts)
-	got, err := DecodeCollParts(nil, b)
-	if err != nil {
-		t.Fatal(err)
+	var want []CollPart
+	b := make([]byte, chunkHeader)
+	for _, s := range srcs {
+		i := 0
+		for in := range s.Colls.All {
+			pos := StatPos{s.Rank, s.Thread, int64(i)}
+			want = append(want, instancePart(&in, pos))
+			b = appendInstance(b, &in, pos)
+			i++
+		}
 	}
-	if d := cmp.Diff(parts, got); d != "" {
+	if len(want) < 10 {
+		t.Fatalf("%d instances, want some more", len(want))
+	}
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[1:], uint32(len(want)))
+	var got []CollPart
+	more, err := decodeChunk(&got, b)
+	if err != nil || !more {
+		t.Fatalf("decodeChunk: more %v, error %v; want true, nil", more, err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("decoded parts differ (-sent +got):\n%s", d)
 	}
-	for _, cut := range []int{0, 1, len(b) / 2, len(b) - 1} {
-		if _, err := DecodeCollParts(nil, b[:cut]); err == nil {
+	for _, cut := range []int{0, 1, chunkHeader, len(b) / 2, len(b) - 1} {
+		if _, err := decodeChunk(&got, b[:cut]); err == nil {
 			t.Errorf("%d of %d bytes decoded without an error", cut, len(b))
 		}
 	}
-	if _, err := DecodeCollParts(nil, append(b, 0)); err == nil {
+	if _, err := decodeChunk(&got, append(b, 0)); err == nil {
 		t.Error("a trailing byte decoded without an error")
 	}
-}
-
-// appendCollParts encodes parts as ExchangeCollParts encodes those of
-// one owner.
-func appendCollParts(parts []CollPart) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(parts)))
-	for i := range parts {
-		b = appendCollPart(b, &parts[i])
+	bad := slices.Clone(b)
+	bad[0] = 2
+	if _, err := decodeChunk(&got, bad); err == nil {
+		t.Error("a bad flag decoded without an error")
 	}
-	return b
+	binary.LittleEndian.PutUint32(bad[1:], 1<<31)
+	if _, err := decodeChunk(&got, bad); err == nil {
+		t.Error("a huge count decoded without an error")
+	}
 }
 
 // TestCollPartsMerge: CollParts, which merges the locations one at a
@@ -352,4 +369,40 @@ func TestCollPartsMerge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPartner: in the rounds of partner, every process meets every
+// other exactly once, and a process's partner has it as its partner.
+func TestPartner(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		met := map[[2]int]int{}
+		for r := range rounds(n) {
+			for p := range n {
+				q := partner(p, r, n)
+				if q < 0 || q >= n {
+					t.Fatalf("n %d, round %d: process %d meets %d", n, r, p, q)
+				}
+				if back := partner(q, r, n); back != p {
+					t.Errorf("n %d, round %d: %d meets %d, which meets %d", n, r, p, q, back)
+				}
+				if q != p {
+					met[[2]int{p, q}]++
+				}
+			}
+		}
+		for p := range n {
+			for q := range n {
+				if want := min(1, abs(p-q)); met[[2]int{p, q}] != want {
+					t.Errorf("n %d: %d met %d %d times, want %d", n, p, q, met[[2]int{p, q}], want)
+				}
+			}
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -264,6 +264,14 @@ func (r *Request) Test() (bool, error) {
 // pairwise exchange, from and into Go memory, so no copy waits in C
 // memory for the receiver as with Send.
 func (c *Comm) Exchange(dest, src, tag int, data []byte) ([]byte, error) {
+	b, err := c.ExchangeInto(dest, src, tag, data, nil)
+	return b[:len(b):len(b)], err
+}
+
+// ExchangeInto is Exchange receiving into buf where it has room (so that
+// a caller's repeated exchanges take no fresh memory), else into a new
+// buffer: pass back what it returned.
+func (c *Comm) ExchangeInto(dest, src, tag int, data, buf []byte) ([]byte, error) {
 	if len(data) > math.MaxInt32 {
 		return nil, fmt.Errorf("exchange with %d and %d (tag %d): %d bytes: too large", dest, src, tag, len(data))
 	}
@@ -274,7 +282,10 @@ func (c *Comm) Exchange(dest, src, tag int, data []byte) ([]byte, error) {
 	if n < 0 || n > math.MaxInt32 {
 		return nil, fmt.Errorf("exchange with %d and %d (tag %d): process %d announced %d bytes", dest, src, tag, src, int64(n))
 	}
-	buf := make([]byte, int(n)+1) // never empty, for the pointer
+	if cap(buf) < int(n)+1 { // never empty, for the pointer
+		buf = make([]byte, int(n)+1)
+	}
+	buf = buf[:int(n)+1]
 	var p unsafe.Pointer
 	if len(data) > 0 {
 		p = unsafe.Pointer(&data[0])
@@ -282,7 +293,7 @@ func (c *Comm) Exchange(dest, src, tag int, data []byte) ([]byte, error) {
 	if err := check("MPI_Sendrecv", C.scout_sendrecv(p, C.int(len(data)), C.int(dest), unsafe.Pointer(&buf[0]), C.int(n), C.int(src), C.int(tag), c.c)); err != nil {
 		return nil, fmt.Errorf("exchange with %d and %d (tag %d): %w", dest, src, tag, err)
 	}
-	return buf[:n:n], nil
+	return buf[:n], nil
 }
 
 // Send sends a copy of data to dest without waiting for the receiver.
