@@ -361,7 +361,7 @@ func (s *session) statisticsMPI(w *mpi.Comm, mine []*located) ([]combine.Pattern
 	if err != nil {
 		return nil, err
 	}
-	part := combine.SummarizeStats(srcs, colls, basis)
+	part := combine.SummarizeStats(srcs, [][]combine.CollPart{colls}, basis)
 	if me != 0 {
 		b, err := toGob(part)
 		if err != nil {

@@ -148,38 +148,63 @@ func (c *CollPart) merge(o *CollPart) {
 }
 
 // CollParts aggregates the collective instances of srcs, one part per
-// pattern and operation, ordered as MergeCollParts orders them; srcs keep
-// their instances. The location with the most instances comes first
-// (its operations become the parts), the others join them (partJoin).
-func CollParts(srcs []StatSource) []CollPart {
+// pattern and operation, in groups: the operations are spread over
+// workers (collOwner), each of which returns its parts ordered as
+// MergeCollParts orders them; srcs keep their instances. In each worker
+// the location with the most instances comes first (its operations
+// become the parts), the others join them (partJoin). (One worker took
+// a sixth of the in-process wait-state analysis of an allreduce-heavy
+// 8 M-event trace, while the other processor idled.)
+func CollParts(srcs []StatSource) [][]CollPart {
 	seal(srcs)
-	first := -1
+	first, total := -1, 0
 	for i, s := range srcs {
+		total += s.Colls.Len()
 		if first < 0 || s.Colls.Len() > srcs[first].Colls.Len() {
 			first = i
 		}
 	}
-	if first < 0 || srcs[first].Colls.Len() == 0 {
+	if total == 0 {
 		return nil
 	}
-	j := &partJoin{}
-	join := func(s StatSource) {
-		j.room(s.Colls.Len())
-		i := 0
-		for in := range s.Colls.All {
-			j.buf = append(j.buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
-			i++
-		}
-		j.join()
-	}
-	join(srcs[first])
+	order := []int{first}
 	for i, s := range srcs {
-		if i != first {
-			join(s)
+		if i != first && s.Colls.Len() > 0 {
+			order = append(order, i)
 		}
 	}
-	return j.parts()
+	workers := collWorkers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, total/minCollsPerWorker))
+	out := make([][]CollPart, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := &partJoin{}
+			for _, k := range order {
+				j.fill(srcs[k], func(pattern uint8, op patterns.CollKey) bool {
+					return workers == 1 || collOwner(pattern, op, workers) == w
+				})
+				j.join()
+			}
+			out[w] = j.parts()
+		}()
+	}
+	wg.Wait()
+	return out
 }
+
+// CollParts has up to GOMAXPROCS workers (collWorkers, where set), each
+// of which takes at least minCollsPerWorker instances (variables for
+// the tests).
+var (
+	collWorkers       = 0
+	minCollsPerWorker = 1 << 14
+)
 
 // partJoin aggregates collective instances, a batch at a time, into one
 // part per pattern and operation. Mostly every location takes part in
@@ -194,10 +219,8 @@ func CollParts(srcs []StatSource) []CollPart {
 // (grown by append, the collector's assists on the new memory took
 // 0.8 s).
 type partJoin struct {
-	// buf is the batch to join: parts of single instances (their wait
-	// is MaxWait) or parts with their sums (Wait set)
-	buf  []CollPart
-	tmp  []CollPart // sortParts' second buffer
+	buf  []onePart  // the batch to join
+	tmp  []onePart  // sortParts' second buffer
 	acc  []CollPart // the operations' parts, in order
 	rest []CollPart // parts of operations acc lacks, in no order
 	sums []float64  // room for the parts' sums, a few partials each
@@ -206,59 +229,124 @@ type partJoin struct {
 // room makes room for a batch of n parts in buf (empty).
 func (j *partJoin) room(n int) {
 	if cap(j.buf) < n {
-		j.buf = make([]CollPart, 0, n)
+		j.buf = make([]onePart, 0, n)
 	}
 }
 
-// own returns a copy of b with a sum of its own, which later instances
-// extend in place.
-func (j *partJoin) own(b *CollPart) CollPart {
-	n := max(4, len(b.Wait))
+// fill puts the parts of the instances of s that keep keeps into buf
+// (empty), ordered by pattern, communicator and sequence number as join
+// needs them: a first walk counts the instances of each pattern and
+// communicator, a second puts each part at its place. A location finds
+// the instances of one pattern on one communicator in the order of
+// their operations, mostly (only a bucket out of order is sorted), but
+// those of several patterns interleaved: making the parts in the order
+// found and sorting them (sortParts) moved every part once more.
+func (j *partJoin) fill(s StatSource, keep func(pattern uint8, op patterns.CollKey) bool) {
+	type bucket struct {
+		pattern uint8
+		comm    uint32
+		at, n   int
+	}
+	var buckets []bucket
+	index := map[uint64]int{}
+	lastKey, last := uint64(math.MaxUint64), -1
+	find := func(pattern uint8, comm uint32) int {
+		k := uint64(pattern)<<32 | uint64(comm)
+		if k == lastKey {
+			return last
+		}
+		b, ok := index[k]
+		if !ok {
+			b = len(buckets)
+			index[k] = b
+			buckets = append(buckets, bucket{pattern: pattern, comm: comm})
+		}
+		lastKey, last = k, b
+		return b
+	}
+	total := 0
+	for in := range s.Colls.All {
+		if keep(in.Pattern, in.Coll) {
+			buckets[find(in.Pattern, in.Coll.Comm)].n++
+			total++
+		}
+	}
+	order := make([]int, len(buckets))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		if c := cmp.Compare(buckets[x].pattern, buckets[y].pattern); c != 0 {
+			return c
+		}
+		return cmp.Compare(buckets[x].comm, buckets[y].comm)
+	})
+	next := make([]int, len(buckets))
+	at := 0
+	for _, b := range order {
+		buckets[b].at, next[b] = at, at
+		at += buckets[b].n
+	}
+	j.room(total)
+	buf := j.buf[:total]
+	i := 0
+	for in := range s.Colls.All {
+		if keep(in.Pattern, in.Coll) {
+			b := find(in.Pattern, in.Coll.Comm)
+			buf[next[b]] = instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)}) // its wait is MaxWait
+			next[b]++
+		}
+		i++
+	}
+	for _, b := range buckets {
+		if seg := buf[b.at : b.at+b.n]; !slices.IsSortedFunc(seg, compareOnes) {
+			slices.SortFunc(seg, compareOnes)
+		}
+	}
+	j.buf = buf
+}
+
+// own returns the part of b with a sum of its own, which later
+// instances extend in place.
+func (j *partJoin) own(b *onePart) CollPart {
+	const n = 4 // room for partials (more move)
 	if cap(j.sums)-len(j.sums) < n {
-		j.sums = make([]float64, 0, 4*max(1<<10, cap(j.buf), n))
+		j.sums = make([]float64, 0, 4*max(1<<10, cap(j.buf)))
 	}
 	at := len(j.sums)
 	j.sums = j.sums[:at+n]
-	c := *b
-	if b.Wait == nil {
-		c.Wait = append(xsum(j.sums[at:at:at+n]), b.MaxWait)
-	} else {
-		c.Wait = append(xsum(j.sums[at:at:at+n]), b.Wait...)
-	}
+	c := b.part()
+	c.Wait = append(xsum(j.sums[at:at:at+n]), b.Wait)
 	return c
 }
 
-// join joins the batch in buf and empties it. The first batch with
-// instances becomes the operations' parts in place (the next batch
-// needs room).
+// join joins the batch in buf and empties it.
 func (j *partJoin) join() {
 	buf, spare := sortParts(j.buf, j.tmp)
+	j.buf, j.tmp = buf[:0], spare
 	if len(j.acc) == 0 && len(j.rest) == 0 { // the first batch with instances
-		acc := buf[:0]
+		j.acc = make([]CollPart, 0, len(buf))
 		for i := range buf {
-			if n := len(acc); n > 0 && comparePartKeys(acc[n-1], buf[i]) == 0 {
-				joinPart(&acc[n-1], &buf[i])
+			if n := len(j.acc); n > 0 && compareKeys(&j.acc[n-1], &buf[i]) == 0 {
+				joinPart(&j.acc[n-1], &buf[i])
 			} else {
-				acc = append(acc, j.own(&buf[i])) // (reads buf[i] before writing acc[n], n <= i)
+				j.acc = append(j.acc, j.own(&buf[i]))
 			}
 		}
-		clear(acc[len(acc):len(buf)])
-		j.acc, j.buf, j.tmp = acc, spare[:0], nil
 		return
 	}
-	j.buf, j.tmp = buf[:0], spare
 	acc, k := j.acc, 0
 	for i := range buf {
 		b := &buf[i]
-		if k < len(acc) && comparePartKeys(acc[k], *b) < 0 {
+		if k < len(acc) && compareKeys(&acc[k], b) < 0 {
 			// the next operation, else a search of the rest
-			if k+1 < len(acc) && comparePartKeys(acc[k+1], *b) >= 0 {
+			if k+1 < len(acc) && compareKeys(&acc[k+1], b) >= 0 {
 				k++
 			} else {
-				k += sort.Search(len(acc)-k, func(x int) bool { return comparePartKeys(acc[k+x], *b) >= 0 })
+				k += sort.Search(len(acc)-k, func(x int) bool { return compareKeys(&acc[k+x], b) >= 0 })
 			}
 		}
-		if k < len(acc) && comparePartKeys(acc[k], *b) == 0 {
+		if k < len(acc) && compareKeys(&acc[k], b) == 0 {
 			joinPart(&acc[k], b)
 		} else {
 			j.rest = append(j.rest, j.own(b))
@@ -282,8 +370,8 @@ func (j *partJoin) parts() []CollPart {
 // the order of their operations, mostly: the parts go to their pattern
 // and communicator's bucket in the order they come, and only a bucket
 // out of order is sorted.
-func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
-	if slices.IsSortedFunc(parts, comparePartKeys) {
+func sortParts(parts, tmp []onePart) ([]onePart, []onePart) {
+	if slices.IsSortedFunc(parts, compareOnes) {
 		return parts, tmp
 	}
 	type bucket struct {
@@ -319,7 +407,7 @@ func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
 		at += buckets[b].n
 	}
 	if cap(tmp) < len(parts) {
-		tmp = make([]CollPart, len(parts))
+		tmp = make([]onePart, len(parts))
 	}
 	tmp = tmp[:len(parts)]
 	next := make([]int, len(buckets))
@@ -333,8 +421,8 @@ func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
 	}
 	for _, b := range buckets {
 		seg := tmp[b.at : b.at+b.n]
-		if !slices.IsSortedFunc(seg, comparePartKeys) {
-			slices.SortFunc(seg, comparePartKeys)
+		if !slices.IsSortedFunc(seg, compareOnes) {
+			slices.SortFunc(seg, compareOnes)
 		}
 	}
 	return tmp, parts[:0]
@@ -343,21 +431,42 @@ func sortParts(parts, tmp []CollPart) ([]CollPart, []CollPart) {
 // comparePartKeys orders parts by pattern, communicator and sequence
 // number (MergeCollParts); 0 means the same operation.
 func comparePartKeys(a, b CollPart) int {
-	if c := cmp.Compare(a.Pattern, b.Pattern); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Key.Comm, b.Key.Comm); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Key.Seq, b.Key.Seq)
+	return compareKey(a.Pattern, a.Key, b.Pattern, b.Key)
 }
 
-// joinPart merges b into c: the part of a single instance (its wait is
-// its MaxWait, its Wait unset) or a part with its sum.
-func joinPart(c, b *CollPart) {
-	c.merge(b) // (adds b.Wait)
-	if b.Wait == nil {
-		c.Wait.add(b.MaxWait)
+// compareOnes orders the parts of single instances as comparePartKeys
+// orders parts.
+func compareOnes(a, b onePart) int {
+	return compareKey(a.Pattern, a.Key, b.Pattern, b.Key)
+}
+
+// compareKeys compares the operations of part a and instance b as
+// comparePartKeys does.
+func compareKeys(a *CollPart, b *onePart) int {
+	return compareKey(a.Pattern, a.Key, b.Pattern, b.Key)
+}
+
+// compareKey orders by pattern, communicator and sequence number.
+func compareKey(p uint8, k patterns.CollKey, q uint8, l patterns.CollKey) int {
+	if c := cmp.Compare(p, q); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(k.Comm, l.Comm); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.Seq, l.Seq)
+}
+
+// joinPart merges the instance of b into c (CollPart.merge).
+func joinPart(c *CollPart, b *onePart) {
+	if b.First.compare(c.First) < 0 {
+		c.First, c.Callpath = b.First, b.Callpath
+	}
+	c.Enter = math.Min(c.Enter, b.Enter)
+	c.Exit = math.Max(c.Exit, b.Exit)
+	c.Wait.add(b.Wait)
+	if b.Wait > c.MaxWait || (b.Wait == c.MaxWait && b.Rank < c.MaxRank) {
+		c.MaxWait, c.MaxRank = b.Wait, b.Rank
 	}
 }
 
@@ -471,7 +580,7 @@ func newStatPart() StatPart {
 // ranks, and the collective aggregates colls, which must be complete
 // (every participant's instance merged), on the basis all parts share.
 // It computes the ranks' density estimates in parallel.
-func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPart {
+func SummarizeStats(srcs []StatSource, colls [][]CollPart, basis StatBasis) StatPart {
 	seal(srcs)
 	srcs = slices.Clone(srcs)
 	slices.SortStableFunc(srcs, func(a, b StatSource) int { return StatPos{a.Rank, a.Thread, 0}.compare(StatPos{b.Rank, b.Thread, 0}) })
@@ -545,14 +654,16 @@ func SummarizeStats(srcs []StatSource, colls []CollPart, basis StatBasis) StatPa
 				offer(&m, c)
 			}
 		}
-		for i := range colls {
-			c := &colls[i]
-			if int(c.Pattern) != p {
-				continue
-			}
-			in := patterns.Instance{Enter: c.Enter, Exit: c.Exit, Duration: c.Wait.value(), Callpath: c.Callpath, Rank: c.MaxRank, Coll: c.Key, Pattern: c.Pattern}
-			if in.Duration > 0 {
-				offer(&m, Severe{in, c.First})
+		for _, group := range colls {
+			for i := range group {
+				c := &group[i]
+				if int(c.Pattern) != p {
+					continue
+				}
+				in := patterns.Instance{Enter: c.Enter, Exit: c.Exit, Duration: c.Wait.value(), Callpath: c.Callpath, Rank: c.MaxRank, Coll: c.Key, Pattern: c.Pattern}
+				if in.Duration > 0 {
+					offer(&m, Severe{in, c.First})
+				}
 			}
 		}
 		all.Patterns[p].Severe = topSevere(slices.Collect(maps.Values(m)))
@@ -796,20 +907,7 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 	}()
 	mine := &partJoin{}
 	for _, s := range srcs {
-		n := 0 // the location's own instances
-		for in := range s.Colls.All {
-			if collOwner(in.Pattern, in.Coll, procs) == me {
-				n++
-			}
-		}
-		mine.room(n)
-		i := 0
-		for in := range s.Colls.All {
-			if collOwner(in.Pattern, in.Coll, procs) == me {
-				mine.buf = append(mine.buf, instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)})) // its wait is MaxWait
-			}
-			i++
-		}
+		mine.fill(s, func(pattern uint8, op patterns.CollKey) bool { return collOwner(pattern, op, procs) == me })
 		mine.join()
 	}
 	// The received chunks join in batches of their own.
@@ -891,10 +989,33 @@ func partner(p, r, n int) int {
 	return q
 }
 
+// onePart is the part of a single collective instance, as partJoin's
+// batches hold them: no sum (its wait is the one), no pointer, so that
+// making, moving and sorting batches of them costs the collector
+// nothing (as CollParts, they took write barriers on every move while
+// the collector ran, and a large batch's buffer was scanned, faulting
+// in its untouched pages, before it was filled).
+type onePart struct {
+	Pattern  uint8
+	Key      patterns.CollKey
+	First    StatPos
+	Callpath uint32
+	Enter    float64
+	Exit     float64
+	Wait     float64
+	Rank     int32
+}
+
+// part returns b as a CollPart (without a sum: Wait is nil).
+func (b *onePart) part() CollPart {
+	return CollPart{Pattern: b.Pattern, Key: b.Key, First: b.First, Callpath: b.Callpath,
+		Enter: b.Enter, Exit: b.Exit, MaxWait: b.Wait, MaxRank: b.Rank}
+}
+
 // instancePart is the part of collective instance in, found at pos.
-func instancePart(in *patterns.Instance, pos StatPos) CollPart {
-	return CollPart{Pattern: in.Pattern, Key: in.Coll, First: pos, Callpath: in.Callpath,
-		Enter: in.Enter, Exit: in.Exit, MaxWait: in.Duration, MaxRank: in.Rank}
+func instancePart(in *patterns.Instance, pos StatPos) onePart {
+	return onePart{Pattern: in.Pattern, Key: in.Coll, First: pos, Callpath: in.Callpath,
+		Enter: in.Enter, Exit: in.Exit, Wait: in.Duration, Rank: in.Rank}
 }
 
 // appendInstance appends the encoding of the part of collective instance
@@ -919,7 +1040,7 @@ func appendInstance(b []byte, in *patterns.Instance, pos StatPos) []byte {
 
 // decodeChunk appends the parts of a chunk of ExchangeCollParts to
 // *parts and tells whether more chunks follow.
-func decodeChunk(parts *[]CollPart, b []byte) (more bool, err error) {
+func decodeChunk(parts *[]onePart, b []byte) (more bool, err error) {
 	if len(b) < chunkHeader || b[0] > 1 {
 		return false, fmt.Errorf("collective parts: bad chunk header (%d bytes)", len(b))
 	}
@@ -930,15 +1051,15 @@ func decodeChunk(parts *[]CollPart, b []byte) (more bool, err error) {
 	}
 	for i := range n {
 		e := b[i*instanceSize : (i+1)*instanceSize]
-		*parts = append(*parts, CollPart{
+		*parts = append(*parts, onePart{
 			Pattern:  e[0],
 			Key:      patterns.CollKey{Comm: le.Uint32(e[1:]), Seq: int32(le.Uint32(e[5:]))},
 			First:    StatPos{Rank: int32(le.Uint32(e[9:])), Thread: int32(le.Uint32(e[13:])), Index: int64(le.Uint64(e[17:]))},
 			Callpath: le.Uint32(e[25:]),
 			Enter:    math.Float64frombits(le.Uint64(e[29:])),
 			Exit:     math.Float64frombits(le.Uint64(e[37:])),
-			MaxWait:  math.Float64frombits(le.Uint64(e[45:])),
-			MaxRank:  int32(le.Uint32(e[53:])),
+			Wait:     math.Float64frombits(le.Uint64(e[45:])),
+			Rank:     int32(le.Uint32(e[53:])),
 		})
 	}
 	return more, nil

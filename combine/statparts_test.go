@@ -151,7 +151,7 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 	}
 	all := newStatPart()
 	for p := len(blocks) - 1; p >= 0; p-- {
-		all.Merge(SummarizeStats(blocks[p], owned[p], basis))
+		all.Merge(SummarizeStats(blocks[p], [][]CollPart{owned[p]}, basis))
 	}
 	return all.Stats(basis)
 }
@@ -164,6 +164,14 @@ func TestStatsPlacement(t *testing.T) {
 	if len(want) != 2 {
 		t.Fatalf("%d patterns with statistics, want 2", len(want))
 	}
+	// the collective instances aggregated by three workers
+	func() {
+		defer func(w, m int) { collWorkers, minCollsPerWorker = w, m }(collWorkers, minCollsPerWorker)
+		collWorkers, minCollsPerWorker = 3, 1
+		if d := cmp.Diff(want, StatsOf(srcs)); d != "" {
+			t.Errorf("three workers (-one +three):\n%s", d)
+		}
+	}()
 	for _, procs := range []int{1, 2, 3, 7} {
 		if d := cmp.Diff(want, statsSpread(srcs, procs)); d != "" {
 			t.Errorf("%d processes (-one +spread):\n%s", procs, d)
@@ -268,7 +276,7 @@ func cmpFloat(a, b float64) int {
 // panic.
 func TestChunkEncoding(t *testing.T) {
 	srcs, _ := randomSources(rand.New(rand.NewPCG(7, 8)), 3)
-	var want []CollPart
+	var want []onePart
 	b := make([]byte, chunkHeader)
 	for _, s := range srcs {
 		i := 0
@@ -284,7 +292,7 @@ func TestChunkEncoding(t *testing.T) {
 	}
 	b[0] = 1
 	binary.LittleEndian.PutUint32(b[1:], uint32(len(want)))
-	var got []CollPart
+	var got []onePart
 	more, err := decodeChunk(&got, b)
 	if err != nil || !more {
 		t.Fatalf("decodeChunk: more %v, error %v; want true, nil", more, err)
@@ -355,17 +363,33 @@ func TestCollPartsMerge(t *testing.T) {
 					}
 					srcs = append(srcs, source(int32(r), int32(th), nil, ins))
 					for i, in := range ins {
-						c := instancePart(&in, StatPos{int32(r), int32(th), int64(i)})
+						one := instancePart(&in, StatPos{int32(r), int32(th), int64(i)})
+						c := one.part()
 						c.Wait = xsum{in.Duration}
 						want = append(want, c)
 					}
 				}
 			}
 			want = MergeCollParts(want)
-			got := CollParts(srcs)
-			opt := cmp.Comparer(func(a, b xsum) bool { return a.value() == b.value() })
-			if d := cmp.Diff(want, got, opt); d != "" {
-				t.Errorf("CollParts (-a part per instance, merged +CollParts):\n%s", d)
+			// one worker, and three that take a few instances each
+			defer func(w, m int) { collWorkers, minCollsPerWorker = w, m }(collWorkers, minCollsPerWorker)
+			for _, workers := range []int{1, 3} {
+				collWorkers, minCollsPerWorker = workers, 1
+				groups := CollParts(srcs)
+				if len(groups) != workers {
+					t.Errorf("%d workers returned %d groups", workers, len(groups))
+				}
+				for _, g := range groups {
+					if !slices.IsSortedFunc(g, comparePartKeys) {
+						t.Errorf("%d workers: a group out of order", workers)
+					}
+				}
+				got := slices.Concat(groups...)
+				slices.SortFunc(got, comparePartKeys)
+				opt := cmp.Comparer(func(a, b xsum) bool { return a.value() == b.value() })
+				if d := cmp.Diff(want, got, opt); d != "" {
+					t.Errorf("%d workers: CollParts (-a part per instance, merged +CollParts):\n%s", workers, d)
+				}
 			}
 		})
 	}
