@@ -210,7 +210,8 @@ var (
 // part per pattern and operation. Mostly every location takes part in
 // the same operations: the first batch's operations become the parts,
 // and the instances of later batches join them in place, each batch put
-// in order (sortParts) and walked along the parts; instances of
+// in order (fill, or sortParts for the chunks other processes send) and
+// walked along the parts; instances of
 // operations without a part meet in a list of their own, merged at the
 // end. A part per instance of all locations, sorted, took a third of
 // the in-process wait-state analysis of an allreduce-heavy 8 M-event
