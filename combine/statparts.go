@@ -237,74 +237,99 @@ func (j *partJoin) room(n int) {
 // fill puts the parts of the instances of s that keep keeps into buf
 // (empty), ordered by pattern, communicator and sequence number as join
 // needs them: a first walk counts the instances of each pattern and
-// communicator, a second puts each part at its place. A location finds
-// the instances of one pattern on one communicator in the order of
-// their operations, mostly (only a bucket out of order is sorted), but
-// those of several patterns interleaved: making the parts in the order
-// found and sorting them (sortParts) moved every part once more.
+// communicator, a second puts each part at its place (partBuckets). A
+// location finds the instances of one pattern on one communicator in
+// the order of their operations, mostly, but those of several patterns
+// interleaved: making the parts in the order found and sorting them
+// (sortParts) moved every part once more.
 func (j *partJoin) fill(s StatSource, keep func(pattern uint8, op patterns.CollKey) bool) {
-	type bucket struct {
-		pattern uint8
-		comm    uint32
-		at, n   int
-	}
-	var buckets []bucket
-	index := map[uint64]int{}
-	lastKey, last := uint64(math.MaxUint64), -1
-	find := func(pattern uint8, comm uint32) int {
-		k := uint64(pattern)<<32 | uint64(comm)
-		if k == lastKey {
-			return last
-		}
-		b, ok := index[k]
-		if !ok {
-			b = len(buckets)
-			index[k] = b
-			buckets = append(buckets, bucket{pattern: pattern, comm: comm})
-		}
-		lastKey, last = k, b
-		return b
-	}
-	total := 0
+	var pb partBuckets
 	for in := range s.Colls.All {
 		if keep(in.Pattern, in.Coll) {
-			buckets[find(in.Pattern, in.Coll.Comm)].n++
-			total++
+			pb.count(in.Pattern, in.Coll.Comm)
 		}
 	}
-	order := make([]int, len(buckets))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int {
-		if c := cmp.Compare(buckets[x].pattern, buckets[y].pattern); c != 0 {
-			return c
-		}
-		return cmp.Compare(buckets[x].comm, buckets[y].comm)
-	})
-	next := make([]int, len(buckets))
-	at := 0
-	for _, b := range order {
-		buckets[b].at, next[b] = at, at
-		at += buckets[b].n
-	}
+	total := pb.place()
 	j.room(total)
 	buf := j.buf[:total]
 	i := 0
 	for in := range s.Colls.All {
 		if keep(in.Pattern, in.Coll) {
-			b := find(in.Pattern, in.Coll.Comm)
-			buf[next[b]] = instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)}) // its wait is MaxWait
-			next[b]++
+			buf[pb.slot(in.Pattern, in.Coll.Comm)] = instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)}) // its wait is MaxWait
 		}
 		i++
 	}
-	for _, b := range buckets {
-		if seg := buf[b.at : b.at+b.n]; !slices.IsSortedFunc(seg, compareOnes) {
+	pb.sortEach(buf)
+	j.buf = buf
+}
+
+// partBuckets orders parts by pattern and communicator, counting them
+// first (count), then handing out each one's place (slot) in the
+// buckets' order; the parts of a bucket come in the order counted.
+type partBuckets struct {
+	index   map[uint64]int
+	keys    []uint64 // pattern<<32 | communicator, by bucket
+	n, next []int    // parts by bucket; the next place in each
+	lastKey uint64
+	last    int // the bucket of lastKey (found once per run of a key)
+}
+
+// bucket returns the bucket of pattern and comm, made at the first
+// sight of them.
+func (pb *partBuckets) bucket(pattern uint8, comm uint32) int {
+	k := uint64(pattern)<<32 | uint64(comm)
+	if k == pb.lastKey && pb.keys != nil {
+		return pb.last
+	}
+	b, ok := pb.index[k]
+	if !ok {
+		if pb.index == nil {
+			pb.index = map[uint64]int{}
+		}
+		b = len(pb.keys)
+		pb.index[k] = b
+		pb.keys, pb.n = append(pb.keys, k), append(pb.n, 0)
+	}
+	pb.lastKey, pb.last = k, b
+	return b
+}
+
+// count counts a part of pattern on communicator comm.
+func (pb *partBuckets) count(pattern uint8, comm uint32) { pb.n[pb.bucket(pattern, comm)]++ }
+
+// place sets every bucket's first place, in the order of the keys, and
+// returns the number of parts counted.
+func (pb *partBuckets) place() int {
+	order := make([]int, len(pb.keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(pb.keys[x], pb.keys[y]) })
+	pb.next = make([]int, len(pb.keys))
+	at := 0
+	for _, b := range order {
+		pb.next[b] = at
+		at += pb.n[b]
+	}
+	return at
+}
+
+// slot returns the place of the next part of pattern on comm.
+func (pb *partBuckets) slot(pattern uint8, comm uint32) int {
+	b := pb.bucket(pattern, comm)
+	i := pb.next[b]
+	pb.next[b]++
+	return i
+}
+
+// sortEach sorts by sequence number the buckets of parts, once every part
+// is in its place, where one is out of order.
+func (pb *partBuckets) sortEach(parts []onePart) {
+	for b, end := range pb.next {
+		if seg := parts[end-pb.n[b] : end]; !slices.IsSortedFunc(seg, compareOnes) {
 			slices.SortFunc(seg, compareOnes)
 		}
 	}
-	j.buf = buf
 }
 
 // own returns the part of b with a sum of its own, which later
@@ -366,66 +391,26 @@ func (j *partJoin) parts() []CollPart {
 }
 
 // sortParts orders parts as MergeCollParts does, using tmp (made anew if
-// too small), and returns them and the other buffer. A
-// location finds the instances of one pattern on one communicator in
-// the order of their operations, mostly: the parts go to their pattern
-// and communicator's bucket in the order they come, and only a bucket
-// out of order is sorted.
+// too small), and returns them and the other buffer. The
+// parts go to their pattern and communicator's bucket in the order they
+// come (partBuckets), and only a bucket out of order is sorted.
 func sortParts(parts, tmp []onePart) ([]onePart, []onePart) {
 	if slices.IsSortedFunc(parts, compareOnes) {
 		return parts, tmp
 	}
-	type bucket struct {
-		pattern uint8
-		comm    uint32
-		at, n   int
-	}
-	index := map[uint64]int{}
-	var buckets []bucket
+	var pb partBuckets
 	for i := range parts {
-		k := uint64(parts[i].Pattern)<<32 | uint64(parts[i].Key.Comm)
-		b, ok := index[k]
-		if !ok {
-			b = len(buckets)
-			index[k] = b
-			buckets = append(buckets, bucket{pattern: parts[i].Pattern, comm: parts[i].Key.Comm})
-		}
-		buckets[b].n++
+		pb.count(parts[i].Pattern, parts[i].Key.Comm)
 	}
-	order := make([]int, len(buckets))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int {
-		if c := cmp.Compare(buckets[x].pattern, buckets[y].pattern); c != 0 {
-			return c
-		}
-		return cmp.Compare(buckets[x].comm, buckets[y].comm)
-	})
-	at := 0
-	for _, b := range order {
-		buckets[b].at = at
-		at += buckets[b].n
-	}
+	pb.place()
 	if cap(tmp) < len(parts) {
 		tmp = make([]onePart, len(parts))
 	}
 	tmp = tmp[:len(parts)]
-	next := make([]int, len(buckets))
-	for b := range buckets {
-		next[b] = buckets[b].at
-	}
 	for i := range parts {
-		b := index[uint64(parts[i].Pattern)<<32|uint64(parts[i].Key.Comm)]
-		tmp[next[b]] = parts[i]
-		next[b]++
+		tmp[pb.slot(parts[i].Pattern, parts[i].Key.Comm)] = parts[i]
 	}
-	for _, b := range buckets {
-		seg := tmp[b.at : b.at+b.n]
-		if !slices.IsSortedFunc(seg, compareOnes) {
-			slices.SortFunc(seg, compareOnes)
-		}
-	}
+	pb.sortEach(tmp)
 	return tmp, parts[:0]
 }
 
@@ -458,17 +443,11 @@ func compareKey(p uint8, k patterns.CollKey, q uint8, l patterns.CollKey) int {
 	return cmp.Compare(k.Seq, l.Seq)
 }
 
-// joinPart merges the instance of b into c (CollPart.merge).
+// joinPart merges the instance of b into c.
 func joinPart(c *CollPart, b *onePart) {
-	if b.First.compare(c.First) < 0 {
-		c.First, c.Callpath = b.First, b.Callpath
-	}
-	c.Enter = math.Min(c.Enter, b.Enter)
-	c.Exit = math.Max(c.Exit, b.Exit)
+	o := b.part()
+	c.merge(&o) // (its sum empty)
 	c.Wait.add(b.Wait)
-	if b.Wait > c.MaxWait || (b.Wait == c.MaxWait && b.Rank < c.MaxRank) {
-		c.MaxWait, c.MaxRank = b.Wait, b.Rank
-	}
 }
 
 // mergeSortedParts returns the parts of a and b, both sorted and each of
