@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"scout/internal/intern"
 	"scout/patterns"
 )
 
@@ -267,30 +268,17 @@ func (j *partJoin) fill(s StatSource, keep func(pattern uint8, op patterns.CollK
 // first (count), then handing out each one's place (slot) in the
 // buckets' order; the parts of a bucket come in the order counted.
 type partBuckets struct {
-	index   map[uint64]int
-	keys    []uint64 // pattern<<32 | communicator, by bucket
-	n, next []int    // parts by bucket; the next place in each
-	lastKey uint64
-	last    int // the bucket of lastKey (found once per run of a key)
+	keys    intern.Table[uint64] // pattern<<32 | communicator, by bucket
+	n, next []int                // parts by bucket; the next place in each
 }
 
 // bucket returns the bucket of pattern and comm, made at the first
 // sight of them.
 func (pb *partBuckets) bucket(pattern uint8, comm uint32) int {
-	k := uint64(pattern)<<32 | uint64(comm)
-	if k == pb.lastKey && pb.keys != nil {
-		return pb.last
+	b := int(pb.keys.Index(uint64(pattern)<<32 | uint64(comm)))
+	if b == len(pb.n) {
+		pb.n = append(pb.n, 0)
 	}
-	b, ok := pb.index[k]
-	if !ok {
-		if pb.index == nil {
-			pb.index = map[uint64]int{}
-		}
-		b = len(pb.keys)
-		pb.index[k] = b
-		pb.keys, pb.n = append(pb.keys, k), append(pb.n, 0)
-	}
-	pb.lastKey, pb.last = k, b
 	return b
 }
 
@@ -300,14 +288,9 @@ func (pb *partBuckets) count(pattern uint8, comm uint32) { pb.n[pb.bucket(patter
 // place sets every bucket's first place, in the order of the keys, and
 // returns the number of parts counted.
 func (pb *partBuckets) place() int {
-	order := make([]int, len(pb.keys))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(pb.keys[x], pb.keys[y]) })
-	pb.next = make([]int, len(pb.keys))
+	pb.next = make([]int, len(pb.n))
 	at := 0
-	for _, b := range order {
+	for _, b := range pb.keys.Order(cmp.Compare[uint64]) {
 		pb.next[b] = at
 		at += pb.n[b]
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 
+	"scout/internal/intern"
 	"scout/internal/offheap"
 	"scout/localtrace"
 	"scout/replay"
@@ -587,13 +588,13 @@ const clcTag = 0x434c43
 // ranks are received in the order they were sent.
 func (k *clock) messageBounds(c *replay.Ctx) error {
 	// the receive times by sender, (comm, tag, time) in receive order
-	srcs := newDense[int]()
-	from := make([]int32, len(k.received)) // sender of each receive, dense
+	var srcs intern.Table[int]
+	from := make([]uint32, len(k.received)) // sender of each receive, numbered
 	for j, i := range k.received {
 		m := k.t.Message(int(i))
-		from[j] = srcs.index(worldRank(c, m.Comm, int(m.Peer)))
+		from[j] = srcs.Index(worldRank(c, m.Comm, int(m.Peer)))
 	}
-	out := make([][]byte, len(srcs.keys))
+	out := make([][]byte, srcs.Len())
 	for s, n := range counts(from, len(out)) {
 		out[s] = make([]byte, 0, 16*n)
 	}
@@ -603,29 +604,29 @@ func (k *clock) messageBounds(c *replay.Ctx) error {
 		b = binary.LittleEndian.AppendUint32(b, m.Tag)
 		out[from[j]] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.ts[i]))
 	}
-	for _, s := range sortedRanks(srcs) {
-		src := srcs.keys[s]
+	for _, s := range srcs.Order(cmp.Compare[int]) {
+		src := srcs.Values[s]
 		if err := c.Loc.World.Send(src, clcTag, out[s]); err != nil {
 			return fmt.Errorf("timestamp correction: sending receive times to rank %d: %w", src, err)
 		}
 		out[s] = nil
 	}
 	// the sends by receiver, each's in send order
-	dsts := newDense[int]()
-	to := make([]int32, len(k.sent))
+	var dsts intern.Table[int]
+	to := make([]uint32, len(k.sent))
 	for j, i := range k.sent {
 		m := k.t.Message(int(i))
-		to[j] = dsts.index(worldRank(c, m.Comm, int(m.Peer)))
+		to[j] = dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
 	}
-	byDst := make([][]int32, len(dsts.keys))
+	byDst := make([][]int32, dsts.Len())
 	for d, n := range counts(to, len(byDst)) {
 		byDst[d] = make([]int32, 0, n)
 	}
 	for j, i := range k.sent {
 		byDst[to[j]] = append(byDst[to[j]], i)
 	}
-	for _, d := range sortedRanks(dsts) {
-		dst := dsts.keys[d]
+	for _, d := range dsts.Order(cmp.Compare[int]) {
+		dst := dsts.Values[d]
 		data, err := c.Loc.World.Recv(dst, clcTag)
 		if err != nil {
 			return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
@@ -660,16 +661,17 @@ func receiveTimes(data []byte, sends []msgKey) (times []float64, short int, err 
 		return nil, -1, fmt.Errorf("%d bytes, not records of 16", len(data))
 	}
 	// a queue per key in one array (counted, then filled)
-	keys := newDense[msgKey]()
+	var keys intern.Table[msgKey]
 	n := len(data) / 16
-	kind := make([]int32, n)
+	kind := make([]uint32, n)
 	for r := range n {
-		kind[r] = keys.index(msgKey{binary.LittleEndian.Uint32(data[16*r:]), binary.LittleEndian.Uint32(data[16*r+4:])})
+		kind[r] = keys.Index(msgKey{binary.LittleEndian.Uint32(data[16*r:]), binary.LittleEndian.Uint32(data[16*r+4:])})
 	}
-	next := make([]int, len(keys.keys)) // the head of each key's queue
-	end := make([]int, len(keys.keys))  // the end of each key's queue
+	received := keys.Len()
+	next := make([]int, received) // the head of each key's queue
+	end := make([]int, received)  // the end of each key's queue
 	at := 0
-	for x, cnt := range counts(kind, len(keys.keys)) {
+	for x, cnt := range counts(kind, received) {
 		next[x], end[x] = at, at
 		at += cnt
 	}
@@ -680,8 +682,8 @@ func receiveTimes(data []byte, sends []msgKey) (times []float64, short int, err 
 	}
 	times = make([]float64, len(sends))
 	for j, key := range sends {
-		x, ok := keys.find(key)
-		if !ok || next[x] == end[x] {
+		x := keys.Index(key) // (a key never received is numbered past those received)
+		if int(x) >= received || next[x] == end[x] {
 			return nil, j, nil
 		}
 		times[j] = queues[next[x]]
@@ -693,54 +695,8 @@ func receiveTimes(data []byte, sends []msgKey) (times []float64, short int, err 
 // msgKey is a message's communicator and tag.
 type msgKey struct{ comm, tag uint32 }
 
-// dense numbers the distinct keys it meets 0, 1, ... in the order met;
-// the last key looked up is remembered (messages come in runs).
-type dense[K comparable] struct {
-	keys    []K
-	at      map[K]int32
-	last    K
-	lastAt  int32
-	hasLast bool
-}
-
-func newDense[K comparable]() *dense[K] { return &dense[K]{at: map[K]int32{}} }
-
-// index returns the number of key, numbering it if new.
-func (d *dense[K]) index(key K) int32 {
-	if x, ok := d.find(key); ok {
-		return x
-	}
-	x := int32(len(d.keys))
-	d.keys = append(d.keys, key)
-	d.at[key] = x
-	d.last, d.lastAt, d.hasLast = key, x, true
-	return x
-}
-
-// find returns the number of key, if it has one.
-func (d *dense[K]) find(key K) (int32, bool) {
-	if d.hasLast && d.last == key {
-		return d.lastAt, true
-	}
-	x, ok := d.at[key]
-	if ok {
-		d.last, d.lastAt, d.hasLast = key, x, true
-	}
-	return x, ok
-}
-
-// sortedRanks returns the numbers of d's ranks in increasing rank order.
-func sortedRanks(d *dense[int]) []int32 {
-	order := make([]int32, len(d.keys))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(d.keys[a], d.keys[b]) })
-	return order
-}
-
 // counts returns how often each number below n occurs in xs.
-func counts(xs []int32, n int) []int {
+func counts(xs []uint32, n int) []int {
 	c := make([]int, n)
 	for _, x := range xs {
 		c[x]++

@@ -3,6 +3,8 @@
 // value (a message's channel, say).
 package intern
 
+import "slices"
+
 // Table numbers distinct values of K: Values[i] is the value numbered i.
 // The zero Table is empty and ready to use.
 type Table[K comparable] struct {
@@ -46,3 +48,14 @@ func (t *Table[K]) Seal() { t.at = nil }
 
 // Len returns the number of distinct values.
 func (t *Table[K]) Len() int { return len(t.Values) }
+
+// Order returns the numbers of the values in the order compare puts the
+// values in.
+func (t *Table[K]) Order(compare func(a, b K) int) []uint32 {
+	order := make([]uint32, len(t.Values))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return compare(t.Values[a], t.Values[b]) })
+	return order
+}

@@ -1,6 +1,7 @@
 package intern
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,5 +40,20 @@ func TestTableLarge(t *testing.T) {
 	}
 	if tab.Len() != 100 {
 		t.Errorf("%d values, want 100", tab.Len())
+	}
+}
+
+// TestTableOrder: Order gives the numbers of the values sorted.
+func TestTableOrder(t *testing.T) {
+	var tab Table[int]
+	for _, v := range []int{30, 10, 20, 10} {
+		tab.Index(v)
+	}
+	if d := cmp.Diff([]uint32{1, 2, 0}, tab.Order(func(a, b int) int { return a - b })); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+	var empty Table[string]
+	if got := empty.Order(strings.Compare); len(got) != 0 {
+		t.Errorf("order of an empty table: %v", got)
 	}
 }
