@@ -172,10 +172,10 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		if oneWay {
 			up := &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
 			return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
-				func() []byte { return encodeContrib(ct, "") })
+				func() []byte { c.wire = encodeContrib(c.wire[:0], ct, ""); return c.wire })
 		}
 		if err := c.postColl(coord, tagUp, message{kind: msgContrib, ct: ct, err: errString(callErr)},
-			func() []byte { return encodeContrib(ct, callErr) }); err != nil {
+			func() []byte { c.wire = encodeContrib(c.wire[:0], ct, callErr); return c.wire }); err != nil {
 			return nil, err
 		}
 		m, err := c.awaitColl(coord, tagDown, ct, seq)
@@ -185,7 +185,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		if m.kind == msgReply {
 			return m.out, m.err
 		}
-		res, err := decodeReply(ct.kind, c.rank, m.data)
+		res, err := decodeReply(ct.kind, c.rank, m.data, &c.got)
 		w.reuse(m) // decoding copied what it needs
 		if err == nil && res.comm != nil {
 			res.comm = w.sharedComm(res.comm)
@@ -193,7 +193,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		return res, err
 	}
 	if len(c.in) != n {
-		c.in, c.errs = make([]*contrib, n), make([]string, n)
+		c.in, c.errs, c.dec = make([]*contrib, n), make([]string, n), make([]contrib, n)
 	}
 	in, errs := c.in, c.errs
 	in[coord], errs[coord] = ct, callErr
@@ -211,7 +211,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 				errs[i] = m.err.Error()
 			}
 		} else {
-			in[i], errs[i], err = decodeContrib(m.data, ct.members)
+			in[i], errs[i], err = decodeContrib(m.data, ct.members, &c.dec[i])
 			w.reuse(m) // decoding copied what it needs
 			if err != nil {
 				return nil, fmt.Errorf("hpc: rank %d: %v on comm %s (call %d): from rank %d: %w", c.me.id, ct, c.info.name, seq, c.info.members[i], err)
@@ -233,9 +233,11 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		}
 		encode := func() []byte {
 			if err != nil {
-				return encodeReplyErr(err)
+				c.wire = encodeReplyErr(c.wire[:0], err)
+			} else {
+				c.wire = encodeReply(c.wire[:0], ct.kind, i, out)
 			}
-			return encodeReply(ct.kind, i, out)
+			return c.wire
 		}
 		if perr := c.postColl(i, tagDown, message{kind: msgReply, out: out, err: err}, encode); perr != nil {
 			return nil, perr

@@ -787,17 +787,17 @@ func FuzzFrames(f *testing.F) {
 	f.Add(encodeExit(1, true, &failure{kind: ErrDeadlock, rank: -1, state: []string{"a", "b"}}))
 	f.Add(encodeAck(1, &ack{idle: true, alive: 1, state: []rankNote{{rank: 1, note: "n", coll: &collNote{members: []int{0, 1}}}}}))
 	f.Add(encodeStrings(frameDeadlock, []string{"a", "b"}))
-	f.Add(encodeContrib(&contrib{kind: kCreate, members: []int{1}}, ""))
-	f.Add(encodeContrib(&contrib{kind: kReduceFloats, root: 1, op: Sum, fvec: []float64{1, 2}}, ""))
+	f.Add(encodeContrib(nil, &contrib{kind: kCreate, members: []int{1}}, ""))
+	f.Add(encodeContrib(nil, &contrib{kind: kReduceFloats, root: 1, op: Sum, fvec: []float64{1, 2}}, ""))
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		w := newWorld(NewMemLinks(2)[0], []int{0, 1})
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.handle(1, msg)
-		decodeContrib(msg, nil)
-		decodeContrib(msg, []int{1})
+		decodeContrib(msg, nil, nil)
+		decodeContrib(msg, []int{1}, nil)
 		for k := range numCollKinds {
-			decodeReply(k, 0, msg)
+			decodeReply(k, 0, msg, nil)
 		}
 	})
 }

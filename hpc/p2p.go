@@ -67,6 +67,14 @@ type comm struct {
 	in   []*contrib
 	errs []string
 	out  reply // rank 0's result buffer (see finish)
+	// Reused for messages over the link: the encoding of the rank's
+	// calls and replies (the link copies what it sends), the members'
+	// calls as the coordinator decodes them (read while it computes the
+	// result), and a member's result as decoded (valid until its next
+	// collective on the communicator).
+	wire []byte
+	dec  []contrib
+	got  reply
 }
 
 var _ Comm = (*comm)(nil)

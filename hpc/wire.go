@@ -200,9 +200,16 @@ func (r *rbuf) n(unit int) int {
 }
 
 // bytes returns a fresh, never nil copy of a length-prefixed byte string.
-func (r *rbuf) bytes() []byte {
+func (r *rbuf) bytes() []byte { return r.bytesInto(nil) }
+
+// bytesInto is bytes into dst's array where it has room.
+func (r *rbuf) bytesInto(dst []byte) []byte {
 	n := r.n(1)
-	out := make([]byte, n)
+	out := dst[:0]
+	if cap(out) < n || out == nil {
+		out = make([]byte, n)
+	}
+	out = out[:n]
 	copy(out, r.b[:n])
 	r.b = r.b[n:]
 	return out
@@ -268,8 +275,15 @@ func (r *rbuf) strs() []string {
 	return out
 }
 
-func (r *rbuf) vec() []TimeRank {
-	v := make([]TimeRank, r.n(9))
+// vecInto decodes a vector of TimeRanks into dst's array where it has
+// room.
+func (r *rbuf) vecInto(dst []TimeRank) []TimeRank {
+	v := dst[:0]
+	n := r.n(9)
+	if cap(v) < n {
+		v = make([]TimeRank, n)
+	}
+	v = v[:n]
 	for i := range v {
 		if len(r.b) < 8 {
 			r.fail()
@@ -282,8 +296,15 @@ func (r *rbuf) vec() []TimeRank {
 	return v
 }
 
-func (r *rbuf) floats() []float64 {
-	v := make([]float64, r.n(8))
+// floatsInto decodes a vector of floats into dst's array where it has
+// room.
+func (r *rbuf) floatsInto(dst []float64) []float64 {
+	v := dst[:0]
+	n := r.n(8)
+	if cap(v) < n {
+		v = make([]float64, n)
+	}
+	v = v[:n]
 	for i := range v {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
 		r.b = r.b[8:]
@@ -412,15 +433,21 @@ func decodeStrings(msg []byte) ([]string, error) {
 	return xs, r.err
 }
 
-// encodeContrib encodes a member's collective call and the error of its
-// own check ("" if valid).
-func encodeContrib(ct *contrib, callErr string) []byte {
-	return wbuf{byte(ct.kind)}.iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).iv(ct.color).str(callErr)
+// encodeContrib appends to dst the encoding of a member's collective
+// call and the error of its own check ("" if valid).
+func encodeContrib(dst []byte, ct *contrib, callErr string) []byte {
+	return wbuf(dst).b(byte(ct.kind)).iv(ct.root).b(byte(ct.op)).vec(ct.vec).floats(ct.fvec).bytes(ct.data).ints(ct.members).iv(ct.color).str(callErr)
 }
 
-func decodeContrib(msg []byte, like []int) (*contrib, string, error) {
+// decodeContrib decodes a member's call into ct (nil: a new one), whose
+// vectors and data it reuses.
+func decodeContrib(msg []byte, like []int, ct *contrib) (*contrib, string, error) {
 	r := &rbuf{b: msg}
-	ct := &contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vec(), fvec: r.floats(), data: r.bytes(), members: r.intsLike(like), color: r.iv()}
+	if ct == nil {
+		ct = &contrib{}
+	}
+	*ct = contrib{kind: collKind(r.byte1()), root: r.iv(), op: Op(r.byte1()), vec: r.vecInto(ct.vec), fvec: r.floatsInto(ct.fvec),
+		data: r.bytesInto(ct.data), members: r.intsLike(like), color: r.iv()}
 	callErr := r.str()
 	if r.err == nil && (ct.kind < kAllreduce || ct.kind >= numCollKinds) {
 		r.fail()
@@ -435,11 +462,12 @@ const (
 )
 
 // encodeReplyErr encodes a failed collective.
-func encodeReplyErr(err error) []byte { return wbuf{replyErr}.err(err) }
+func encodeReplyErr(dst []byte, err error) []byte { return wbuf(dst).b(replyErr).err(err) }
 
-// encodeReply encodes member i's share of the result of a collective.
-func encodeReply(kind collKind, i int, out *reply) []byte {
-	w := wbuf{replyOK}
+// encodeReply appends to dst the encoding of member i's share of the
+// result of a collective.
+func encodeReply(dst []byte, kind collKind, i int, out *reply) []byte {
+	w := wbuf(dst).b(replyOK)
 	switch kind {
 	case kAllreduce:
 		w = w.vec(out.vec)
@@ -474,9 +502,9 @@ func encodeReply(kind collKind, i int, out *reply) []byte {
 	return w
 }
 
-// decodeReply decodes member i's reply; a failed collective returns its
-// error.
-func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
+// decodeReply decodes member i's reply into res (nil: a new one), whose
+// vectors and data it reuses; a failed collective returns its error.
+func decodeReply(kind collKind, i int, msg []byte, res *reply) (*reply, error) {
 	r := &rbuf{b: msg}
 	if r.byte1() == replyErr {
 		err := r.error()
@@ -485,14 +513,17 @@ func decodeReply(kind collKind, i int, msg []byte) (*reply, error) {
 		}
 		return nil, err
 	}
-	res := &reply{member: true}
+	if res == nil {
+		res = &reply{}
+	}
+	*res = reply{member: true, vec: res.vec[:0], fvec: res.fvec[:0], data: res.data[:0]}
 	switch kind {
 	case kAllreduce, kScan:
-		res.vec = r.vec()
+		res.vec = r.vecInto(res.vec)
 	case kAllreduceFloats, kReduceFloats:
-		res.fvec = r.floats()
+		res.fvec = r.floatsInto(res.fvec)
 	case kBcast:
-		res.data = r.bytes()
+		res.data = r.bytesInto(res.data)
 	case kGather:
 		for range r.n(1) {
 			res.datas = append(res.datas, r.bytes())
