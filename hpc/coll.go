@@ -151,6 +151,9 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	if err := c.validate(ct); err != nil {
 		callErr = fmt.Sprintf("hpc: rank %d called %v on comm %s (call %d): %v", c.me.id, ct, c.info.name, seq, err)
 	}
+	if c.meets() {
+		return c.meet(ct, seq, callErr)
+	}
 	n := len(c.info.members)
 	// A Gather is coordinated by its root, and its other members do not
 	// wait: they hand their data over (a copy, as they may reuse theirs
@@ -221,7 +224,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	var out *reply
 	err := c.admit(in, errs, seq)
 	if err == nil {
-		out = c.finish(in, seq)
+		out = c.finish(&c.out, in, seq, c.me)
 	}
 	clear(in) // the members' calls may be reused once they have the reply
 	if oneWay {
@@ -330,9 +333,8 @@ type reply struct {
 // call: when rank 0 computes call k+1, every member has called it, so
 // none still reads the result of call k (results are valid until the
 // member's next collective on the communicator).
-func (c *comm) finish(in []*contrib, seq int) *reply {
+func (c *comm) finish(out *reply, in []*contrib, seq int, namer *rank) *reply {
 	first := in[0]
-	out := &c.out
 	out.member = false
 	switch first.kind {
 	case kAllreduce:
@@ -382,16 +384,16 @@ func (c *comm) finish(in []*contrib, seq int) *reply {
 			}
 			nc := byColor[ct.color]
 			if nc == nil {
-				nc = &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d.%d", c.info.name, seq, ct.color)}
-				c.me.named++
+				nc = &commInfo{id: (uint64(namer.id)+1)<<32 | uint64(namer.named), name: fmt.Sprintf("%s.%d.%d", c.info.name, seq, ct.color)}
+				namer.named++
 				byColor[ct.color] = nc
 			}
 			out.comms[i], out.newRank[i] = nc, len(nc.members)
 			nc.members = append(nc.members, c.info.members[i])
 		}
 	case kCreate:
-		nc := &commInfo{id: (uint64(c.me.id)+1)<<32 | uint64(c.me.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
-		c.me.named++
+		nc := &commInfo{id: (uint64(namer.id)+1)<<32 | uint64(namer.named), name: fmt.Sprintf("%s.%d", c.info.name, seq)}
+		namer.named++
 		for _, m := range first.members {
 			nc.members = append(nc.members, c.info.members[m])
 		}

@@ -3,7 +3,8 @@
 // replaying one traced location.
 //
 // One runtime serves every placement of the ranks: RunInProcess runs all
-// ranks of a run as goroutines of this process; RunHosted runs a share of
+// ranks of a run in this process, as coroutines that take turns on one
+// goroutine per processor (coop.go); RunHosted runs a share of
 // them here and talks to the processes hosting the others over a Link (an
 // MPI link under mpirun, in-memory links in tests), with one rank per
 // process as with many. Either way the ranks see the same Comm, with MPI's
@@ -17,8 +18,10 @@
 //   - Every member of a communicator calls the same collectives, with the
 //     same root and operation, in the same order; a mismatch is an error
 //     (ErrMismatch) on every member. Collectives are coordinated by rank
-//     0 of the communicator, which combines the members' contributions in
-//     rank order, so results are bit-identical wherever the ranks run.
+//     0 of the communicator (where all members run in this process, by
+//     the last to arrive: meet.go), which combines the members'
+//     contributions in rank order, so results are bit-identical wherever
+//     the ranks run.
 //   - A run never hangs: when no rank can proceed (a receive whose message
 //     never comes, collectives of different counts), every blocked call
 //     fails with ErrDeadlock naming what each rank waits for; when a rank

@@ -1020,3 +1020,90 @@ func BenchmarkInProcessAllreduce(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rounds, "ns/collective")
 }
+
+// TestTurns: in-process ranks take turns on workers; Serial moves the
+// callers to the first worker (and lets them go again), where no other
+// worker takes them, a worker with nothing to run takes a waiting rank
+// from another, and results are those of any schedule.
+func TestTurns(t *testing.T) {
+	defer func(f func(int) int) { workerCount = f }(workerCount)
+	workerCount = func(n int) int { return min(n, 3) }
+	const n, rounds = 6, 50
+	var world atomic.Pointer[world]
+	where := func(c Comm) *worker { // the worker that runs the caller
+		r := c.(*comm).me
+		world.Store(c.(*comm).w)
+		r.turn.mu.Lock()
+		defer r.turn.mu.Unlock()
+		return r.turn.wk
+	}
+	work := func(c Comm, tag int) error {
+		me := c.Rank()
+		for k := range rounds {
+			if err := c.Send((me+1)%n, tag, []byte{byte(me), byte(k)}); err != nil {
+				return err
+			}
+			m, err := c.Recv((me+n-1)%n, tag)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(m, []byte{byte((me + n - 1) % n), byte(k)}) {
+				return fmt.Errorf("round %d: got %v", k, m)
+			}
+			v, err := c.AllreduceFloats(Sum, []float64{float64(me + k)})
+			if err != nil {
+				return err
+			}
+			if want := float64(n*(n-1)/2 + n*k); v[0] != want {
+				return fmt.Errorf("round %d: sum %g, want %g", k, v[0], want)
+			}
+		}
+		return nil
+	}
+	err := RunInProcess(n, func(c Comm) error {
+		if err := work(c, 1); err != nil {
+			return err
+		}
+		Serial(c, true)
+		if got := where(c); got != world.Load().turns.workers[0] {
+			return fmt.Errorf("rank %d: serial on worker %p, not the first", c.Rank(), got)
+		}
+		if err := work(c, 2); err != nil {
+			return err
+		}
+		if got := where(c); got != world.Load().turns.workers[0] {
+			return fmt.Errorf("rank %d: serial moved off the first worker", c.Rank())
+		}
+		Serial(c, false)
+		if c.(*comm).me.turn.pinned {
+			return fmt.Errorf("rank %d: still kept on the first worker", c.Rank())
+		}
+		return work(c, 3)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := len(world.Load().turns.workers); k != 3 {
+		t.Errorf("%d workers, want 3", k)
+	}
+	// Ranks 0 and 1 share the first of two workers and compute without
+	// waiting while ranks 2 and 3 wait for them: the second worker
+	// takes rank 1 over.
+	workerCount = func(n int) int { return 2 }
+	var ran [4]*worker
+	err = RunInProcess(4, func(c Comm) error {
+		if c.Rank() < 2 {
+			for until := time.Now().Add(100 * time.Millisecond); time.Now().Before(until); {
+			}
+			ran[c.Rank()] = where(c)
+		}
+		_, err := c.AllreduceFloats(Max, []float64{1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran[0] == ran[1] {
+		t.Errorf("ranks 0 and 1 both computed on worker %p", ran[0])
+	}
+}

@@ -21,6 +21,8 @@ type commInfo struct {
 	// values the members in this process share (Comm.Shared)
 	mu     sync.Mutex
 	shared map[any]any
+	// where the members' collectives meet when all run here (meet)
+	meeting meeting
 }
 
 // Shared returns the value that the members of the communicator in this
@@ -75,6 +77,9 @@ type comm struct {
 	wire []byte
 	dec  []contrib
 	got  reply
+	// local tells whether every member runs in this process: 0 not yet
+	// known, 1 yes (the collectives meet), 2 no
+	local uint8
 }
 
 var _ Comm = (*comm)(nil)
@@ -220,7 +225,7 @@ func (w *world) deliverLocked(r *rank, k key, payload message) {
 	if r.wait != nil && !r.woken && r.wait.q == q {
 		r.woken = true
 		w.blocked.Add(-1)
-		signal(r.wake)
+		wakeRank(r)
 	}
 }
 
@@ -288,7 +293,7 @@ func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 			case w.shared != nil && w.driving.CompareAndSwap(false, true):
 				w.drive(r)
 			default:
-				<-r.wake
+				w.sleep(r)
 			}
 		}
 		r.mu.Lock()

@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// RunInProcess runs fn on n ranks, each in its own goroutine with its own
-// world communicator (rank 0..n-1 of n), and returns when all have
-// returned. The result joins the ranks' errors in rank order, each
+// RunInProcess runs fn on n ranks, each with its own world communicator
+// (rank 0..n-1 of n), and returns when all have returned. The ranks take
+// turns on one goroutine per processor (coop.go): fn must wait for other
+// ranks through the communicator only, as a wait elsewhere (a channel, a
+// lock held across calls) holds up the ranks that share its processor. The result joins the ranks' errors in rank order, each
 // prefixed with its rank unless it already names it.
 //
 // A rank that returns an error or panics makes every other rank's
@@ -77,6 +79,7 @@ type world struct {
 	drains  int // the rank's calls since its last drain
 	ranks   []*rank
 	local   []*rank
+	turns   *turns // in-process: the workers the ranks take turns on (coop.go)
 
 	alive   atomic.Int64 // local ranks whose fn has not returned
 	blocked atomic.Int64 // local ranks waiting, not yet woken
@@ -118,6 +121,7 @@ func (w *world) sharedComm(c *commInfo) *commInfo {
 type rank struct {
 	id    int
 	wake  chan struct{} // signalled when the wait may be over
+	turn  *turn         // in-process: the rank's turns on its worker (coop.go)
 	named uint32        // communicators named as coordinator; own goroutine
 
 	// lent is the buffer the last Recv returned; it goes back to free
@@ -239,6 +243,12 @@ func (w *world) start(fn func(Comm) error) error {
 	if p, ok := w.link.(SharedPoller); ok && w.procs > 1 && p.Shared() {
 		w.shared = p
 	}
+	if w.link == nil {
+		w.startWorkers(workerCount(len(w.local)), func(i int, r *rank) {
+			errs[i] = w.run(r, worldComm, fn)
+		})
+		return w.result(errs)
+	}
 	var wg sync.WaitGroup
 	for i, r := range w.local {
 		wg.Add(1)
@@ -354,7 +364,7 @@ func (w *world) fail(f *failure) {
 // wakeAll signals every local rank to look at its wait again.
 func (w *world) wakeAll() {
 	for _, r := range w.local {
-		signal(r.wake)
+		wakeRank(r)
 	}
 }
 

@@ -67,6 +67,9 @@ func (q *Queue[T]) grow() {
 	}
 }
 
+// Peek returns the first value of a non-empty queue.
+func (q *Queue[T]) Peek() T { return q.head.vals[q.first] }
+
 // Pop takes the first value of a non-empty queue.
 func (q *Queue[T]) Pop() T {
 	var zero T

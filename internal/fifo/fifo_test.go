@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestQueue: values come out in order, and a queue that is never empty
+// TestQueue: values come out in order (Peek shows the next), and a queue that is never empty
 // (its consumer a few values behind) keeps memory for its backlog, not
 // for every value that passed.
 func TestQueue(t *testing.T) {
@@ -34,10 +34,16 @@ func TestQueue(t *testing.T) {
 				q.Push(next)
 				want = append(want, next)
 				next++
+				if q.Peek() != want[len(got)] {
+					t.Fatalf("Peek = %d, want %d", q.Peek(), want[len(got)])
+				}
 				got = append(got, q.Pop())
 				most = max(most, q.held())
 			}
 			for q.Len() > 0 {
+				if q.Peek() != want[len(got)] {
+					t.Fatalf("Peek = %d, want %d", q.Peek(), want[len(got)])
+				}
 				got = append(got, q.Pop())
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
