@@ -107,7 +107,7 @@ var (
 
 	// ClcFwd is the forward amortization: a message carries the
 	// sender's corrected time.
-	ClcFwd = replay.DefinePass(replay.PassSpec{Name: "clcfwd", Order: replay.TimeOrder, Early: true,
+	ClcFwd = replay.DefinePass(replay.PassSpec{Name: "clcfwd", Order: replay.TimeOrder, Early: true, Serial: true,
 		Topics: []replay.Topic{ClcFwdLeave, ClcFwdSend, ClcFwdRecv, ClcFwdCollEnd},
 		Steps: []replay.Step{
 			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: ClcFwdLeave},
@@ -204,6 +204,12 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		k.begin(c)
 		k.upTo(c.Index)
 		return k.fwdCollective(c)
+	})
+	bus.On(replay.Started, func(c *replay.Ctx) error {
+		if c.Pass == ClcFwd {
+			k.begin(c) // (the walk itself is serial: this is not)
+		}
+		return nil
 	})
 	bus.On(replay.Finished, func(c *replay.Ctx) error {
 		if c.Pass != ClcFwd {

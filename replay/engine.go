@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 
+	"scout/hpc"
 	"scout/localtrace"
 )
 
@@ -73,6 +74,12 @@ func (r *Replayer) walk(p *pass) error {
 			return err
 		}
 	}
+	// a serial pass walks on one processor; what its subscribers do at
+	// Started and Finished, on their own, runs in parallel
+	serial := p.spec.Serial && r.Loc.World != nil
+	if serial {
+		hpc.Serial(r.Loc.World, true)
+	}
 	for k := range n {
 		if r.ship != nil && k == r.ship.next {
 			if err := r.shipStretch(p, n); err != nil {
@@ -88,6 +95,9 @@ func (r *Replayer) walk(p *pass) error {
 		if err := r.step(p, st, i); err != nil {
 			return r.errorf(i, err)
 		}
+	}
+	if serial {
+		hpc.Serial(r.Loc.World, false)
 	}
 	c.reset(0)
 	return r.Bus.Publish(Finished, c)
