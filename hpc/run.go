@@ -13,8 +13,9 @@ import (
 // (rank 0..n-1 of n), and returns when all have returned. The ranks take
 // turns on one goroutine per processor (coop.go): fn must wait for other
 // ranks through the communicator only, as a wait elsewhere (a channel, a
-// lock held across calls) holds up the ranks that share its processor. The result joins the ranks' errors in rank order, each
-// prefixed with its rank unless it already names it.
+// lock held across calls) holds up the ranks that share its processor.
+// The result joins the ranks' errors in rank order, each prefixed with
+// its rank unless it already names it.
 //
 // A rank that returns an error or panics makes every other rank's
 // pending and later calls fail with ErrAborted; a deadlock makes the
@@ -119,10 +120,13 @@ func (w *world) sharedComm(c *commInfo) *commInfo {
 // rank is one rank of this process. Its mailbox holds the messages sent
 // to it, by (communicator, source, tag).
 type rank struct {
-	id    int
-	wake  chan struct{} // signalled when the wait may be over
-	turn  *turn         // in-process: the rank's turns on its worker (coop.go)
-	named uint32        // communicators named as coordinator; own goroutine
+	id   int
+	wake chan struct{} // signalled when the wait may be over
+	turn *turn         // in-process: the rank's turns on its worker (coop.go)
+	// named counts the communicators named as coordinator: by the rank
+	// itself, or at a meeting by the member that completes the call
+	// while this rank waits in it (meet.go)
+	named uint32
 
 	// lent is the buffer the last Recv returned; it goes back to free
 	// at the next Recv (the rank's own goroutine only).
