@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // The tests run the same bodies in-process and hosted, with several
@@ -1105,5 +1106,65 @@ func TestTurns(t *testing.T) {
 	}
 	if ran[0] == ran[1] {
 		t.Errorf("ranks 0 and 1 both computed on worker %p", ran[0])
+	}
+}
+
+// TestDecodeInto: a call or result decoded into the struct of an earlier
+// one (its vectors and data reused) equals one decoded afresh, whatever
+// the sizes before (an empty vector may be nil or not; a Bcast's data is
+// never nil).
+func TestDecodeInto(t *testing.T) {
+	calls := []*contrib{
+		{kind: kAllreduce, root: -1, op: MaxLoc, vec: []TimeRank{{1, 0}, {2, 1}, {3, 2}}},
+		{kind: kAllreduceFloats, root: -1, op: Sum, fvec: []float64{1}},
+		{kind: kGather, root: 1, data: []byte("some data")},
+		{kind: kAllreduce, root: -1, op: MinLoc, vec: []TimeRank{{-1, 4}}},
+		{kind: kBcast, root: 0},
+		{kind: kReduceFloats, root: 2, op: Max, fvec: []float64{1, 2, 3, 4, 5}},
+	}
+	opts := cmp.AllowUnexported(contrib{}, reply{})
+	var into contrib
+	for i, ct := range calls {
+		msg := encodeContrib(nil, ct, "")
+		want, _, err := decodeContrib(msg, nil, nil)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		got, _, err := decodeContrib(msg, nil, &into)
+		if err != nil {
+			t.Fatalf("call %d, reused: %v", i, err)
+		}
+		if diff := cmp.Diff(want, got, opts, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("call %d decoded into the last (-fresh +reused):\n%s", i, diff)
+		}
+	}
+	replies := []struct {
+		kind collKind
+		out  reply
+	}{
+		{kAllreduce, reply{vec: []TimeRank{{1, 0}, {2, 1}}}},
+		{kBcast, reply{data: []byte("a longer payload")}},
+		{kAllreduceFloats, reply{fvec: []float64{1, 2, 3}}},
+		{kBcast, reply{data: []byte{}}},
+		{kAllreduce, reply{vec: []TimeRank{{5, 3}}}},
+		{kAllreduceFloats, reply{fvec: nil}},
+	}
+	var res reply
+	for i, rp := range replies {
+		msg := encodeReply(nil, rp.kind, 0, &rp.out)
+		want, err := decodeReply(rp.kind, 0, msg, nil)
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		got, err := decodeReply(rp.kind, 0, msg, &res)
+		if err != nil {
+			t.Fatalf("reply %d, reused: %v", i, err)
+		}
+		if diff := cmp.Diff(want, got, opts, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("reply %d decoded into the last (-fresh +reused):\n%s", i, diff)
+		}
+		if rp.kind == kBcast && got.data == nil {
+			t.Errorf("reply %d: a Bcast's data is nil", i)
+		}
 	}
 }

@@ -205,11 +205,10 @@ func (r *rbuf) bytes() []byte { return r.bytesInto(nil) }
 // bytesInto is bytes into dst's array where it has room.
 func (r *rbuf) bytesInto(dst []byte) []byte {
 	n := r.n(1)
-	out := dst[:0]
-	if cap(out) < n || out == nil {
-		out = make([]byte, n)
+	out := sized(dst, n)
+	if out == nil {
+		out = []byte{}
 	}
-	out = out[:n]
 	copy(out, r.b[:n])
 	r.b = r.b[n:]
 	return out
@@ -275,15 +274,19 @@ func (r *rbuf) strs() []string {
 	return out
 }
 
+// sized returns n values in dst's array where it has room for them, else
+// in a new one.
+func sized[T any](dst []T, n int) []T {
+	if cap(dst) < n {
+		return make([]T, n)
+	}
+	return dst[:n]
+}
+
 // vecInto decodes a vector of TimeRanks into dst's array where it has
 // room.
 func (r *rbuf) vecInto(dst []TimeRank) []TimeRank {
-	v := dst[:0]
-	n := r.n(9)
-	if cap(v) < n {
-		v = make([]TimeRank, n)
-	}
-	v = v[:n]
+	v := sized(dst, r.n(9))
 	for i := range v {
 		if len(r.b) < 8 {
 			r.fail()
@@ -299,12 +302,7 @@ func (r *rbuf) vecInto(dst []TimeRank) []TimeRank {
 // floatsInto decodes a vector of floats into dst's array where it has
 // room.
 func (r *rbuf) floatsInto(dst []float64) []float64 {
-	v := dst[:0]
-	n := r.n(8)
-	if cap(v) < n {
-		v = make([]float64, n)
-	}
-	v = v[:n]
+	v := sized(dst, r.n(8))
 	for i := range v {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
 		r.b = r.b[8:]
