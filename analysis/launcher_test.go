@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,5 +38,35 @@ func TestLauncherRank(t *testing.T) {
 				t.Errorf("launcherRank (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestBindingHint: advice only for a process that hosts several
+// locations on fewer processors than both the node has and it hosts;
+// kernel CPU lists are counted, malformed ones not, and the node has at
+// least the processors this process may run on.
+func TestBindingHint(t *testing.T) {
+	for _, tc := range []struct {
+		hosted, allowed, online int
+		hint                    bool
+	}{
+		{4, 1, 2, true},  // mpirun -np 1 on 2 cores
+		{2, 1, 2, true},  // -np 2 for 4 ranks on 2 cores
+		{1, 1, 2, false}, // one location per process
+		{4, 2, 2, false}, // unbound
+		{4, 4, 8, false}, // bound to as many as it hosts
+		{4, 1, 0, false}, // node unknown
+	} {
+		if got := bindingHint(tc.hosted, tc.allowed, tc.online) != ""; got != tc.hint {
+			t.Errorf("bindingHint(%d, %d, %d) gives advice: %v, want %v", tc.hosted, tc.allowed, tc.online, got, tc.hint)
+		}
+	}
+	if n := onlineCPUs(); n != 0 && n < runtime.NumCPU() {
+		t.Errorf("onlineCPUs() = %d, fewer than the %d this process may run on", n, runtime.NumCPU())
+	}
+	for s, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "0-": 0, "3-1": 0, "a": 0, "-1": 0, "0,,1": 0} {
+		if got := cpuListLen(s); got != want {
+			t.Errorf("cpuListLen(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

@@ -100,6 +100,9 @@ func (o *opening) open(p Plan) {
 	} else {
 		s.log.Printf("analyzing %d ranks with %d MPI processes (up to %d ranks per process)", ranks, procs, (ranks+procs-1)/procs)
 	}
+	if h := bindingHint(len(o.masters)+len(o.threads), runtime.NumCPU(), onlineCPUs()); h != "" {
+		s.log.Printf("%s", h)
+	}
 }
 
 // load loads the process's locations (after open, which placed them).
