@@ -125,15 +125,22 @@ func (a StatPos) compare(b StatPos) int {
 // the latest end, the rank that waited longest (the lowest of equals),
 // and the call path of the first participant (StatPos).
 type CollPart struct {
+	partHead
+	Wait    xsum
+	MaxWait float64
+	MaxRank int32
+}
+
+// partHead is what CollPart and onePart share: the pattern and the
+// operation, the first participant and its call path, the earliest
+// begin and the latest end.
+type partHead struct {
 	Pattern  uint8
 	Key      patterns.CollKey
 	First    StatPos
 	Callpath uint32
 	Enter    float64
 	Exit     float64
-	Wait     xsum
-	MaxWait  float64
-	MaxRank  int32
 }
 
 func (c *CollPart) merge(o *CollPart) {
@@ -959,26 +966,20 @@ func partner(p, r, n int) int {
 // the collector ran, and a large batch's buffer was scanned, faulting
 // in its untouched pages, before it was filled).
 type onePart struct {
-	Pattern  uint8
-	Key      patterns.CollKey
-	First    StatPos
-	Callpath uint32
-	Enter    float64
-	Exit     float64
-	Wait     float64
-	Rank     int32
+	partHead
+	Wait float64
+	Rank int32
 }
 
 // part returns b as a CollPart (without a sum: Wait is nil).
 func (b *onePart) part() CollPart {
-	return CollPart{Pattern: b.Pattern, Key: b.Key, First: b.First, Callpath: b.Callpath,
-		Enter: b.Enter, Exit: b.Exit, MaxWait: b.Wait, MaxRank: b.Rank}
+	return CollPart{partHead: b.partHead, MaxWait: b.Wait, MaxRank: b.Rank}
 }
 
 // instancePart is the part of collective instance in, found at pos.
 func instancePart(in *patterns.Instance, pos StatPos) onePart {
-	return onePart{Pattern: in.Pattern, Key: in.Coll, First: pos, Callpath: in.Callpath,
-		Enter: in.Enter, Exit: in.Exit, Wait: in.Duration, Rank: in.Rank}
+	return onePart{partHead{Pattern: in.Pattern, Key: in.Coll, First: pos, Callpath: in.Callpath,
+		Enter: in.Enter, Exit: in.Exit}, in.Duration, in.Rank}
 }
 
 // appendInstance appends the encoding of the part of collective instance
@@ -1015,14 +1016,16 @@ func decodeChunk(parts *[]onePart, b []byte) (more bool, err error) {
 	for i := range n {
 		e := b[i*instanceSize : (i+1)*instanceSize]
 		*parts = append(*parts, onePart{
-			Pattern:  e[0],
-			Key:      patterns.CollKey{Comm: le.Uint32(e[1:]), Seq: int32(le.Uint32(e[5:]))},
-			First:    StatPos{Rank: int32(le.Uint32(e[9:])), Thread: int32(le.Uint32(e[13:])), Index: int64(le.Uint64(e[17:]))},
-			Callpath: le.Uint32(e[25:]),
-			Enter:    math.Float64frombits(le.Uint64(e[29:])),
-			Exit:     math.Float64frombits(le.Uint64(e[37:])),
-			Wait:     math.Float64frombits(le.Uint64(e[45:])),
-			Rank:     int32(le.Uint32(e[53:])),
+			partHead: partHead{
+				Pattern:  e[0],
+				Key:      patterns.CollKey{Comm: le.Uint32(e[1:]), Seq: int32(le.Uint32(e[5:]))},
+				First:    StatPos{Rank: int32(le.Uint32(e[9:])), Thread: int32(le.Uint32(e[13:])), Index: int64(le.Uint64(e[17:]))},
+				Callpath: le.Uint32(e[25:]),
+				Enter:    math.Float64frombits(le.Uint64(e[29:])),
+				Exit:     math.Float64frombits(le.Uint64(e[37:])),
+			},
+			Wait: math.Float64frombits(le.Uint64(e[45:])),
+			Rank: int32(le.Uint32(e[53:])),
 		})
 	}
 	return more, nil

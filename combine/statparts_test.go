@@ -297,7 +297,7 @@ func TestChunkEncoding(t *testing.T) {
 	if err != nil || !more {
 		t.Fatalf("decodeChunk: more %v, error %v; want true, nil", more, err)
 	}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(onePart{})); d != "" {
 		t.Errorf("decoded parts differ (-sent +got):\n%s", d)
 	}
 	for _, cut := range []int{0, 1, chunkHeader, len(b) / 2, len(b) - 1} {
@@ -387,7 +387,7 @@ func TestCollPartsMerge(t *testing.T) {
 				got := slices.Concat(groups...)
 				slices.SortFunc(got, comparePartKeys)
 				opt := cmp.Comparer(func(a, b xsum) bool { return a.value() == b.value() })
-				if d := cmp.Diff(want, got, opt); d != "" {
+				if d := cmp.Diff(want, got, opt, cmp.AllowUnexported(CollPart{})); d != "" {
 					t.Errorf("%d workers: CollParts (-a part per instance, merged +CollParts):\n%s", workers, d)
 				}
 			}
