@@ -110,7 +110,7 @@ var (
 	ClcFwd = replay.DefinePass(replay.PassSpec{Name: "clcfwd", Order: replay.TimeOrder, Early: true, Serial: true,
 		Topics: []replay.Topic{ClcFwdLeave, ClcFwdSend, ClcFwdRecv, ClcFwdCollEnd},
 		Steps: []replay.Step{
-			{Kind: localtrace.KindLeave, Do: replay.Publish, Pre: ClcFwdLeave},
+			{Kind: localtrace.KindLeave, Do: replay.PublishSync, Pre: ClcFwdLeave},
 			{Kind: localtrace.KindSend, Do: replay.Ship, Pre: ClcFwdSend},
 			{Kind: localtrace.KindIsend, Do: replay.Ship, Pre: ClcFwdSend},
 			{Kind: localtrace.KindRecv, Do: replay.Take, Post: ClcFwdRecv},
@@ -184,9 +184,6 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	})
 	bus.On(ClcFwdLeave, func(c *replay.Ctx) error {
 		k.begin(c)
-		if c.RegionClass(c.Index)&(replay.ClassInit|replay.ClassFinalize) == 0 {
-			return nil
-		}
 		k.upTo(c.Index)
 		// the latest Enter is the send; the earliest corrected Leave,
 		// max(latest + λ, earliest uncorrected Leave), bounds the Enter
@@ -302,15 +299,50 @@ func (k *clock) dropped(i int) bool {
 // upTo amortizes the events before event i that the forward pass has
 // not handled: they are internal events (or dropped ones).
 func (k *clock) upTo(i int) {
-	for j := k.next; j < i; j++ {
-		if !k.dropped(j) {
-			k.intern(j)
-		} else if k.started {
-			// keep its place between its neighbours' corrected times
-			k.ts[j] = max(k.value+float64(clcGamma*(k.ts[j]-k.prev)), k.ts[j])
-		}
+	j := k.next
+	if j >= i {
+		return
 	}
-	k.next = max(k.next, i)
+	if !k.started {
+		for ; j < i && k.dropped(j); j++ {
+		}
+		if j == i {
+			k.next = i
+			return
+		}
+		k.intern(j)
+		j++
+	}
+	// intern and stat for the run of events, with the clock in locals:
+	// most events are internal ones (Enter and Leave)
+	ts, evs := k.ts[:i], k.t.Events[:i]
+	value, prev, last := k.value, k.prev, k.lastDiff
+	events, corrected, maxErr := k.st.Events, k.st.Corrected, k.st.MaxError
+	for ; j < i; j++ {
+		cur := ts[j]
+		if kd := evs[j].Kind; kd != localtrace.KindEnter && kd != localtrace.KindLeave && k.dropped(j) {
+			// keep its place between its neighbours' corrected times
+			ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
+			continue
+		}
+		value = max(max(value+clcDelta, value+float64(clcGamma*(cur-prev))), cur)
+		prev = cur
+		ts[j] = value
+		last = value - cur
+		events++
+		if last > 0 {
+			corrected++
+		}
+		maxErr = max(maxErr, last)
+	}
+	if events > k.st.Events {
+		// the clock only rises: the last value is the upper end (and
+		// the lowest is that of the first event handled, before these)
+		k.upper = max(k.upper, value)
+	}
+	k.value, k.prev, k.lastDiff = value, prev, last
+	k.st.Events, k.st.Corrected, k.st.MaxError = events, corrected, maxErr
+	k.next = i
 }
 
 // tick advances the clock to event time t, as an internal event.

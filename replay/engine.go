@@ -108,6 +108,11 @@ func (r *Replayer) step(p *pass, st *step, i int) error {
 	switch st.do {
 	case Publish:
 		return r.Bus.Publish(st.pre, &r.ctx)
+	case PublishSync:
+		if r.ctx.RegionClass(i)&(ClassInit|ClassFinalize) == 0 {
+			return nil
+		}
+		return r.Bus.Publish(st.pre, &r.ctx)
 	case Ship, Take:
 		if !r.isMessage(i) {
 			return nil

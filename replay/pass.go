@@ -63,6 +63,11 @@ const (
 	// at the pseudo collectives of handle management, see Counted),
 	// where callbacks may call the Ctx's collective helpers.
 	Collective
+	// PublishSync publishes the step's Pre topic at a Leave of MPI_Init
+	// or MPI_Finalize only (every one): for passes that synchronise
+	// there and have nothing to do at other Leaves, which they then
+	// skip without a call.
+	PublishSync
 	// syncLeave: a Leave; at the first MPI_Init and MPI_Finalize the
 	// forward analysis's world-wide time exchange (FwInit,
 	// FwFinalize); then Pre.

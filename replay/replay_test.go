@@ -341,3 +341,55 @@ func BenchmarkReplayMessages(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000/3, "ns/message")
 }
+
+// A pass that publishes at the Leaves of MPI_Init and MPI_Finalize only.
+var (
+	syncLeave = replay.NewTopic("SyncLeave")
+	_         = replay.DefinePass(replay.PassSpec{Name: "syncleave", Topics: []replay.Topic{syncLeave},
+		Steps: []replay.Step{{Kind: localtrace.KindLeave, Do: replay.PublishSync, Pre: syncLeave}}})
+)
+
+// TestPublishSync: a PublishSync step publishes at every Leave of
+// MPI_Init and MPI_Finalize (an MPI_Init called twice included) and at
+// no other Leave.
+func TestPublishSync(t *testing.T) {
+	d, traces := tinytrace.Build(t,
+		tinytrace.Program(20,
+			tinytrace.Call("MPI_Init", 0, 1),
+			tinytrace.Call("work", 2, 3),
+			tinytrace.Call("MPI_Init", 4, 5),
+			tinytrace.Call("MPI_Send", 6, 7, tinytrace.Send(6.5, 1, 1, 8)),
+			tinytrace.Call("MPI_Finalize", 18, 19)),
+		tinytrace.Program(20,
+			tinytrace.Call("MPI_Init", 0, 2),
+			tinytrace.Call("MPI_Recv", 6, 8, tinytrace.Recv(7.5, 0, 1, 8)),
+			tinytrace.Call("MPI_Finalize", 17, 19)))
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]string, len(traces))
+	err = replayOnce(env, traces, func(bus *replay.Bus) {
+		bus.On(syncLeave, func(c *replay.Ctx) error {
+			name := "other"
+			switch cls := c.RegionClass(c.Index); {
+			case cls&replay.ClassInit != 0:
+				name = "MPI_Init"
+			case cls&replay.ClassFinalize != 0:
+				name = "MPI_Finalize"
+			}
+			got[c.Loc.Rank] = append(got[c.Loc.Rank], fmt.Sprintf("%s at %g", name, c.Time()*1000))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"MPI_Init at 1", "MPI_Init at 5", "MPI_Finalize at 19"},
+		{"MPI_Init at 2", "MPI_Finalize at 19"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("published at (-want +got):\n%s", diff)
+	}
+}
