@@ -21,6 +21,7 @@ help:
 	@echo "make scaling weak-scaling experiment: table and plot in scaling/ (MPI=1: under mpirun)"
 	@echo "make rank-scaling  1 024 to 65 536 ranks of 100 events each, in-process: time and memory per event"
 	@echo "make placement  wall time with 1, 2, 4 MPI processes (TRACE=dir, default: a generated 20 M-event trace)"
+	@echo "                (this and the *-bench targets run each configuration REPEAT times, default 3: median and range)"
 	@echo "make rootcause-bench  full analysis against wait states only (--single-pass), in-process and mpirun -np 4, 8 M events"
 	@echo "make timecorrect-bench  cost of --time-correct on a generated 8 M-event trace with skewed clocks, in-process and mpirun -np 4"
 	@echo "make bench-mpi  ring-like and HPCG-like 8 M-event traces: in-process and mpirun -np 1, 2, 4 against the reference analyzer's figures"
@@ -76,15 +77,19 @@ rank-scaling:
 	$(GO) run ./cmd/scaling -o scaling/ranks --locations 1024,4096,16384,65536 --events-per-location 100
 
 # Placement: one trace analyzed under mpirun with M = 1, 2, 4 processes.
+# The placement benchmarks below run every configuration REPEAT times,
+# in rounds, and report the median and the range: this machine's times
+# vary by a fifth and more from run to run.
 PROCS ?= 1,2,4
+REPEAT ?= 3
 placement:
-	$(GO) run ./cmd/scaling -o scaling --procs $(PROCS) $(if $(TRACE),--trace $(TRACE))
+	$(GO) run ./cmd/scaling -o scaling --procs $(PROCS) --repeat $(REPEAT) $(if $(TRACE),--trace $(TRACE))
 
 # The cost of the root-cause and critical-path analysis: an 8 M-event,
 # 4-rank trace analyzed in full and with --single-pass, in-process
 # (processes 0) and under mpirun -np 4.
 rootcause-bench:
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --ranks 4 --events 8000000 --variant "" --variant --single-pass $(if $(TRACE),--trace $(TRACE))
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --ranks 4 --events 8000000 --variant "" --variant --single-pass $(if $(TRACE),--trace $(TRACE))
 
 SKEWED := scaling/skewed-4x8M
 # The correction's cost: the skewed trace analyzed with --time-correct
@@ -94,8 +99,8 @@ timecorrect-bench: build
 		--phase compute:imbalance=10us,jitter=50us --phase ring:jitter=100us --phase late_sender:delay=20us \
 		--phase allreduce:jitter=50us --phase barrier
 	rm -rf $(SKEWED)-corrected && ./$(BIN) correct -q -o $(SKEWED)-corrected $(SKEWED)
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED)-corrected --variant "" --variant --single-pass
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(SKEWED)-corrected --variant "" --variant --single-pass
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
 
 WHATIF := scaling/whatif-ring-8M
 # What-if prediction (issue "What-if prediction and trace reduction"):
@@ -103,7 +108,7 @@ WHATIF := scaling/whatif-ring-8M
 whatif-bench: build
 	./$(BIN) tracegen -q --force -o $(WHATIF) --ranks 4 --events 8000000 --seed 1 \
 		--phase sendrecv_ring:work=2us,jitter=2us
-	$(GO) run ./cmd/scaling -o scaling --procs 0 --trace $(WHATIF) --variant --single-pass \
+	$(GO) run ./cmd/scaling -o scaling --procs 0 --repeat $(REPEAT) --trace $(WHATIF) --variant --single-pass \
 		--variant "whatif --shrink compute=0.5" --variant "whatif --rank 10"
 
 HYBRID := scaling/hybrid-4x4-8M
@@ -113,7 +118,7 @@ hybrid-bench: build
 	./$(BIN) tracegen -q --force -o $(HYBRID) --ranks 4 --threads 4 --events 8000000 \
 		--phase omp_barrier:work=100us,imbalance=20us,jitter=10us,lag=2us --phase omp_critical:work=5us,lag=1us \
 		--phase omp_lock:work=5us,imbalance=1us --phase wait_nxn:work=50us,imbalance=10us
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --trace $(HYBRID) --variant "" --variant --single-pass
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(HYBRID) --variant "" --variant --single-pass
 
 MPIBENCH := scaling/mpibench
 # scout against the reference analyzer's figures on this machine (issue
@@ -125,9 +130,9 @@ bench-mpi: build
 		--phase sendrecv_ring:work=2us,jitter=2us
 	./$(BIN) tracegen -q --force -o $(MPIBENCH)-hpcg --ranks 4 --events 8000000 --seed 1 \
 		--phase halo_3d:work=20us,jitter=5us --phase wait_nxn:work=5us,jitter=5us
-	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --trace $(MPIBENCH)-ring --variant --single-pass --variant "" \
+	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --repeat $(REPEAT) --trace $(MPIBENCH)-ring --variant --single-pass --variant "" \
 		--reference=--single-pass=3.1,101 --reference==12.4,224
-	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --trace $(MPIBENCH)-hpcg --variant --single-pass --variant "" \
+	$(GO) run ./cmd/scaling -o scaling --procs 0,1,2,4 --repeat $(REPEAT) --trace $(MPIBENCH)-hpcg --variant --single-pass --variant "" \
 		--reference=--single-pass=3.0,87 --reference==8.5,137
 
 clean:

@@ -11,7 +11,7 @@
 // the given numbers of analysis processes (M ≤ N ranks; M < N hosts
 // several ranks per process).
 //
-//	go run ./cmd/scaling --procs 1,2,4 [--trace DIR | --ranks N --events E] [--variant FLAGS ...]
+//	go run ./cmd/scaling --procs 1,2,4 [--trace DIR | --ranks N --events E] [--variant FLAGS ...] [--repeat N]
 //
 // (--procs 0 runs in-process; each --variant is a set of scout flags,
 // e.g. --variant "" --variant --single-pass compares the full analysis
@@ -62,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	trace := fs.String("trace", "", "placement experiment: the trace to analyze (default: generate one)")
 	ranks := fs.Int("ranks", 8, "placement experiment: ranks of the generated trace")
 	events := fs.Uint64("events", 20_000_000, "placement experiment: events of the generated trace")
+	repeat := fs.Int("repeat", 1, "placement experiment: run every configuration `N` times, in rounds, and report the median time and the range")
 	refs := fs.StringArray("reference", nil, "placement experiment: `FLAGS=SECONDS,MB`, another analyzer's time and peak memory per process for the variant FLAGS (repeatable): print ours as ratios of it")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +80,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return placement(stdout, stderr, *out, *scout, ms, vs, ref, *trace, *ranks, *events, *keep)
+		if *repeat < 1 {
+			return fmt.Errorf("--repeat %d: at least 1", *repeat)
+		}
+		return placement(stdout, stderr, *out, *scout, ms, vs, ref, *trace, *ranks, *events, *keep, *repeat)
 	}
 	counts, err := parseCounts("--locations", *locs, 2)
 	if err != nil {

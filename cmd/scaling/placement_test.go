@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSummarize(t *testing.T) {
+	for _, tc := range []struct {
+		in          []float64
+		med, lo, hi float64
+	}{
+		{[]float64{2}, 2, 2, 2},
+		{[]float64{3, 1}, 2, 1, 3},
+		{[]float64{5, 1, 4}, 4, 1, 5},
+		{[]float64{1.5, 9, 0.5, 2.5}, 2, 0.5, 9},
+	} {
+		in := append([]float64(nil), tc.in...)
+		med, lo, hi := summarize(in)
+		if diff := cmp.Diff([]float64{tc.med, tc.lo, tc.hi}, []float64{med, lo, hi}); diff != "" {
+			t.Errorf("summarize(%v): median, min, max (-want +got):\n%s", tc.in, diff)
+		}
+		if diff := cmp.Diff(tc.in, in); diff != "" {
+			t.Errorf("summarize changed its input (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestConfigCommand(t *testing.T) {
+	for _, tc := range []struct {
+		c    config
+		want []string
+	}{
+		{config{procs: 0, variant: ""}, []string{"scout", "-q", "-o", "OUT", "T"}},
+		{config{procs: 0, variant: "--single-pass --time-correct"}, []string{"scout", "-q", "-o", "OUT", "--single-pass", "--time-correct", "T"}},
+		{config{procs: 4, variant: "--single-pass"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "scout", "-q", "-o", "OUT", "--single-pass", "T"}},
+		{config{procs: 0, variant: "whatif --rank 10"}, []string{"scout", "whatif", "-q", "--rank", "10", "T"}},
+	} {
+		if diff := cmp.Diff(tc.want, tc.c.command("scout", "OUT", "T").Args); diff != "" {
+			t.Errorf("%d processes, %q (-want +got):\n%s", tc.c.procs, tc.c.variant, diff)
+		}
+	}
+}
