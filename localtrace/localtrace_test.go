@@ -437,6 +437,45 @@ func TestTimes(t *testing.T) {
 	}
 }
 
+// TestFillTimes: a TimesFill holds the recorded times as far as Wait
+// says, whatever the caller wrote below that meanwhile, and after Commit
+// Time and Times return it (the recorded times stay); a trace whose times
+// were made before hands those over.
+func TestFillTimes(t *testing.T) {
+	_, d := open(t, bundled("ps_late_sender"))
+	for _, n := range []int{100, fillChunk, 5*fillChunk + 7} {
+		data, cnt, _ := synthStreamTicks(n, 1<<16, func(i int) uint64 { return uint64(3 + i%5) })
+		tr := decodeSynthetic(t, data, 1<<16, d, cnt)
+		want := make([]float64, len(tr.Events))
+		for i := range want {
+			want[i] = tr.RecordedTime(i)
+		}
+		f := tr.FillTimes()
+		ts := f.Slice()
+		for i := range ts { // as a pass does: read, then change, in order
+			if k := f.Wait(i + 1); k <= i || k > len(ts) {
+				t.Fatalf("%d events: Wait(%d) = %d", len(ts), i+1, k)
+			}
+			if ts[i] != want[i] {
+				t.Fatalf("%d events: event %d filled with %v, want %v", len(ts), i, ts[i], want[i])
+			}
+			ts[i] += 2
+		}
+		if tr.times != nil {
+			t.Fatalf("%d events: Time uses the slice before Commit", len(ts))
+		}
+		got := f.Commit()
+		for i := range got {
+			if tr.Time(i) != want[i]+2 || tr.RecordedTime(i) != want[i] {
+				t.Fatalf("%d events: event %d: time %v, recorded %v; want %v, %v", len(ts), i, tr.Time(i), tr.RecordedTime(i), want[i]+2, want[i])
+			}
+		}
+		if again := tr.FillTimes(); &again.Slice()[0] != &got[0] || again.Wait(len(got)) != len(got) {
+			t.Errorf("%d events: FillTimes after Commit made new times", len(ts))
+		}
+	}
+}
+
 // TestTimeGoesBack: a timestamp before the previous one is an error that
 // names both times.
 func TestTimeGoesBack(t *testing.T) {

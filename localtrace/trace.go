@@ -3,6 +3,7 @@ package localtrace
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"scout/internal/intern"
@@ -118,6 +119,84 @@ func (t *Trace) Times() []float64 {
 		t.times = ts
 	}
 	return t.times
+}
+
+// TimesFill is the slice that Times returns while a goroutine of its
+// own fills it with the events' recorded times, in order (FillTimes).
+type TimesFill struct {
+	t      *Trace
+	ts     []float64
+	filled atomic.Int64 // entries filled, from the first on
+	more   chan struct{}
+}
+
+// fillChunk is the number of events a TimesFill fills between reports;
+// a trace of no more events is filled at once.
+const fillChunk = 1 << 15
+
+// FillTimes makes the slice that Times returns and starts filling it
+// with the events' recorded times, in order, on a goroutine of its own:
+// a pass that changes the times from the first event on need not wait
+// for the last to be there (the timestamp correction, whose walk runs
+// on one processor while another fills). Until Commit, Time and Times
+// know nothing of it; the caller reads and writes the slice (Slice) as
+// far as Wait said it is filled.
+func (t *Trace) FillTimes() *TimesFill {
+	f := &TimesFill{t: t, more: make(chan struct{}, 1)}
+	if t.times != nil {
+		f.ts = t.times
+		f.filled.Store(int64(len(f.ts)))
+		return f
+	}
+	n := len(t.Events)
+	f.ts = offheap.MakeOr[float64](t.mem(), n)[:n]
+	if n <= fillChunk {
+		f.fill(0, n)
+		f.filled.Store(int64(n))
+		return f
+	}
+	go func() {
+		for lo := 0; lo < n; lo += fillChunk {
+			hi := min(lo+fillChunk, n)
+			f.fill(lo, hi)
+			f.filled.Store(int64(hi))
+			select {
+			case f.more <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return f
+}
+
+func (f *TimesFill) fill(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		f.ts[i] = f.t.recorded(i)
+	}
+}
+
+// Slice returns the slice being filled: its first entries as far as Wait
+// said.
+func (f *TimesFill) Slice() []float64 { return f.ts }
+
+// Wait waits until the first n entries (at most all) are filled and
+// returns how many are.
+func (f *TimesFill) Wait(n int) int {
+	n = min(n, len(f.ts))
+	for {
+		if k := int(f.filled.Load()); k >= n {
+			return k
+		}
+		<-f.more
+	}
+}
+
+// Commit waits until the slice is filled and makes it the times that
+// Times and Time return.
+func (f *TimesFill) Commit() []float64 {
+	f.Wait(len(f.ts))
+	f.t.times = f.ts
+	return f.ts
 }
 
 // setTicks keeps ticks as the timestamp of event i, the last one (the

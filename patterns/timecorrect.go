@@ -123,8 +123,10 @@ var (
 // correction keeps between its passes.
 type clock struct {
 	t       *localtrace.Trace
-	ts      []float64 // the events' times, which the correction changes (Trace.Times)
-	next    int       // first event the forward pass has not handled
+	ts      []float64             // the events' times, which the correction changes (Trace.Times)
+	fill    *localtrace.TimesFill // fills ts as the forward pass goes
+	ready   int                   // entries of ts filled, at least
+	next    int                   // first event the forward pass has not handled
 	started bool
 	first   float64 // original time of the first event handled
 	value   float64 // clock value of the last event handled
@@ -170,7 +172,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		k.begin(c)
 		k.upTo(c.Index)
 		k.intern(c.Index)
-		replay.Put(c, clcCorrectTime, k.t.Time(c.Index))
+		replay.Put(c, clcCorrectTime, k.ts[c.Index])
 		k.sent = append(k.sent, int32(c.Index))
 		return nil
 	})
@@ -189,7 +191,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		// max(latest + λ, earliest uncorrected Leave), bounds the Enter
 		enter := int(c.Trace.EnterOf(c.Index))
 		in := k.open(c.Index)
-		k.two = [2]float64{k.t.Time(enter), -in}
+		k.two = [2]float64{k.ts[enter], -in}
 		v, err := c.WorldAllreduceMax(k.two[:])
 		if err != nil {
 			return err
@@ -214,6 +216,7 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 		}
 		k.begin(c)
 		k.upTo(len(k.t.Events))
+		k.ts = k.fill.Commit() // (Time returns them from now on)
 		k.finishForward()
 		k.one[0] = float64(k.st.Violated)
 		n, err := c.WorldAllreduceSum(k.one[:])
@@ -234,14 +237,24 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 }
 
 // begin makes the trace's times changeable when the forward pass starts
-// (the original times stay: Trace.RecordedTime).
+// (the original times stay: Trace.RecordedTime). They are made as the
+// pass goes (need): its walk is serial, and another processor fills
+// them meanwhile.
 func (k *clock) begin(c *replay.Ctx) {
 	if k.t != nil {
 		return
 	}
 	k.t = c.Trace
-	k.ts = k.t.Times()
+	k.fill = k.t.FillTimes()
+	k.ts = k.fill.Slice()
 	k.reserve()
+}
+
+// need waits until the times of the first n events are there.
+func (k *clock) need(n int) {
+	if n > k.ready {
+		k.ready = k.fill.Wait(n)
+	}
 }
 
 // reserve makes room in the forward pass's lists for the most they can
@@ -303,6 +316,7 @@ func (k *clock) upTo(i int) {
 	if j >= i {
 		return
 	}
+	k.need(i)
 	if !k.started {
 		for ; j < i && k.dropped(j); j++ {
 		}
@@ -354,6 +368,7 @@ func (k *clock) tick(t float64) float64 {
 
 // intern amortizes internal event i.
 func (k *clock) intern(i int) {
+	k.need(i + 1)
 	cur := k.ts[i]
 	if !k.started {
 		k.started, k.first, k.value, k.prev = true, cur, cur, cur
@@ -374,6 +389,7 @@ func (k *clock) recv(i int, send float64, kind violationKind) {
 // open advances the clock to receive event i as to an internal event
 // and returns that value; settle then moves the event to after its send.
 func (k *clock) open(i int) float64 {
+	k.need(i + 1)
 	cur := k.ts[i]
 	if !k.started {
 		k.started, k.first = true, cur
@@ -465,7 +481,7 @@ func (k *clock) fwdCollective(c *replay.Ctx) error {
 	const huge = math.MaxFloat64
 	i := c.Index
 	b := beginOf(k.t, i)
-	begin := k.t.Time(b)
+	begin := k.ts[b]
 	sends, receives := info.Sent > 0, info.Received > 0
 	root := int(info.Root)
 	out := func(v float64) float64 { // the begin, if it sends
@@ -622,26 +638,19 @@ const clcTag = 0x434c43
 // messageBounds gives every message's send the latest time it may have:
 // its receive's corrected time less the latency. Every location sends
 // the senders of its messages their receives' corrected times, one
-// message per sender: per communicator and tag, messages between two
-// ranks are received in the order they were sent.
+// message per sender (packTimes): per communicator and tag, messages
+// between two ranks are received in the order they were sent.
 func (k *clock) messageBounds(c *replay.Ctx) error {
-	// the receive times by sender, (comm, tag, time) in receive order
+	// the receive times by sender and channel
 	var srcs intern.Table[int]
-	from := make([]uint32, len(k.received)) // sender of each receive, numbered
+	var chans intern.Table[srcChan]
+	chOf := make([]uint32, len(k.received)) // channel of each receive, numbered
 	for j, i := range k.received {
 		m := k.t.Message(int(i))
-		from[j] = srcs.Index(worldRank(c, m.Comm, int(m.Peer)))
+		s := srcs.Index(worldRank(c, m.Comm, int(m.Peer)))
+		chOf[j] = chans.Index(srcChan{s, msgKey{m.Comm, m.Tag}})
 	}
-	out := make([][]byte, srcs.Len())
-	for s, n := range counts(from, len(out)) {
-		out[s] = make([]byte, 0, 16*n)
-	}
-	for j, i := range k.received {
-		m := k.t.Message(int(i))
-		b := binary.LittleEndian.AppendUint32(out[from[j]], m.Comm)
-		b = binary.LittleEndian.AppendUint32(b, m.Tag)
-		out[from[j]] = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.ts[i]))
-	}
+	out := packTimes(chOf, chans.Values, srcs.Len(), func(j int) float64 { return k.ts[k.received[j]] })
 	for _, s := range srcs.Order(cmp.Compare[int]) {
 		src := srcs.Values[s]
 		if err := c.Loc.World.Send(src, clcTag, out[s]); err != nil {
@@ -649,89 +658,119 @@ func (k *clock) messageBounds(c *replay.Ctx) error {
 		}
 		out[s] = nil
 	}
-	// the sends by receiver, each's in send order
+	// the receivers' times, each's sends taking them in send order
 	var dsts intern.Table[int]
-	to := make([]uint32, len(k.sent))
-	for j, i := range k.sent {
+	for _, i := range k.sent {
 		m := k.t.Message(int(i))
-		to[j] = dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
+		dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
 	}
-	byDst := make([][]int32, dsts.Len())
-	for d, n := range counts(to, len(byDst)) {
-		byDst[d] = make([]int32, 0, n)
-	}
-	for j, i := range k.sent {
-		byDst[to[j]] = append(byDst[to[j]], i)
-	}
+	queues := make([]timeQueues, dsts.Len())
 	for _, d := range dsts.Order(cmp.Compare[int]) {
 		dst := dsts.Values[d]
-		data, err := c.Loc.World.Recv(dst, clcTag)
+		data, err := c.Loc.World.RecvOwned(dst, clcTag)
 		if err != nil {
 			return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
 		}
-		sends := make([]msgKey, len(byDst[d]))
-		for j, i := range byDst[d] {
-			m := k.t.Message(int(i))
-			sends[j] = msgKey{m.Comm, m.Tag}
-		}
-		times, short, err := receiveTimes(data, sends)
-		if err != nil {
+		defer c.Loc.World.Release(data)
+		if queues[d], err = readTimes(data); err != nil {
 			return fmt.Errorf("timestamp correction: receive times from rank %d: %w", dst, err)
 		}
-		if short >= 0 {
+	}
+	for _, i := range k.sent {
+		m := k.t.Message(int(i))
+		d := dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
+		t, ok := queues[d].take(msgKey{m.Comm, m.Tag})
+		if !ok {
 			return fmt.Errorf("timestamp correction: rank %d received fewer messages of communicator %d, tag %d than rank %d sent",
-				dst, sends[short].comm, sends[short].tag, c.Loc.Rank)
+				dsts.Values[d], m.Comm, m.Tag, c.Loc.Rank)
 		}
-		for j, i := range byDst[d] {
-			k.sends = append(k.sends, latestSend{int(i), times[j] - clcLatency})
-		}
+		k.sends = append(k.sends, latestSend{int(i), t - clcLatency})
 	}
 	return nil
 }
 
-// receiveTimes pairs the receive times that a receiver sent (records of
-// communicator, tag and time, in its receive order) with this location's
-// sends to it (their communicators and tags, in send order): per
-// communicator and tag, the k-th send gets the k-th time. short is the
-// first send without a time (-1: none).
-func receiveTimes(data []byte, sends []msgKey) (times []float64, short int, err error) {
-	if len(data)%16 != 0 {
-		return nil, -1, fmt.Errorf("%d bytes, not records of 16", len(data))
-	}
-	// a queue per key in one array (counted, then filled)
-	var keys intern.Table[msgKey]
-	n := len(data) / 16
-	kind := make([]uint32, n)
-	for r := range n {
-		kind[r] = keys.Index(msgKey{binary.LittleEndian.Uint32(data[16*r:]), binary.LittleEndian.Uint32(data[16*r+4:])})
-	}
-	received := keys.Len()
-	next := make([]int, received) // the head of each key's queue
-	end := make([]int, received)  // the end of each key's queue
-	at := 0
-	for x, cnt := range counts(kind, received) {
-		next[x], end[x] = at, at
-		at += cnt
-	}
-	queues := make([]float64, n)
-	for r, x := range kind {
-		queues[end[x]] = math.Float64frombits(binary.LittleEndian.Uint64(data[16*r+8:]))
-		end[x]++
-	}
-	times = make([]float64, len(sends))
-	for j, key := range sends {
-		x := keys.Index(key) // (a key never received is numbered past those received)
-		if int(x) >= received || next[x] == end[x] {
-			return nil, j, nil
-		}
-		times[j] = queues[next[x]]
-		next[x]++
-	}
-	return times, -1, nil
-}
-
 // msgKey is a message's communicator and tag.
 type msgKey struct{ comm, tag uint32 }
+
+// srcChan is a channel of messages from one sender (numbered).
+type srcChan struct {
+	src uint32
+	key msgKey
+}
+
+// packTimes encodes receive times for their senders: receive j came on
+// channel chOf[j] (of chans, numbered in the order first received; nsrc
+// senders) at time(j). Each sender's message holds, for each of its
+// channels in that order, a header (communicator, tag and count, 4 bytes
+// each) and the channel's times in receive order (8 bytes each).
+func packTimes(chOf []uint32, chans []srcChan, nsrc int, time func(j int) float64) [][]byte {
+	n := counts(chOf, len(chans))
+	size := make([]int, nsrc)
+	for ch, sc := range chans {
+		size[sc.src] += 12 + 8*n[ch]
+	}
+	out := make([][]byte, nsrc)
+	for s := range out {
+		out[s] = make([]byte, size[s])
+	}
+	at := make([]int, len(chans)) // where channel ch's next time goes
+	clear(size)                   // (now: where sender s's next header goes)
+	for ch, sc := range chans {
+		b := out[sc.src][size[sc.src]:]
+		binary.LittleEndian.PutUint32(b, sc.key.comm)
+		binary.LittleEndian.PutUint32(b[4:], sc.key.tag)
+		binary.LittleEndian.PutUint32(b[8:], uint32(n[ch]))
+		at[ch] = size[sc.src] + 12
+		size[sc.src] += 12 + 8*n[ch]
+	}
+	for j, ch := range chOf {
+		binary.LittleEndian.PutUint64(out[chans[ch].src][at[ch]:], math.Float64bits(time(j)))
+		at[ch] += 8
+	}
+	return out
+}
+
+// timeQueues are the receive times that one receiver sent (packTimes),
+// a queue per channel.
+type timeQueues struct {
+	data      []byte
+	keys      intern.Table[msgKey]
+	next, end []int // by channel: the offsets of its next time and of its end
+}
+
+// readTimes indexes the receive times in data.
+func readTimes(data []byte) (timeQueues, error) {
+	q := timeQueues{data: data}
+	for at := 0; at < len(data); {
+		if len(data)-at < 12 {
+			return q, fmt.Errorf("a header cut short at byte %d of %d", at, len(data))
+		}
+		key := msgKey{binary.LittleEndian.Uint32(data[at:]), binary.LittleEndian.Uint32(data[at+4:])}
+		n := uint64(binary.LittleEndian.Uint32(data[at+8:]))
+		at += 12
+		if 8*n > uint64(len(data)-at) {
+			return q, fmt.Errorf("%d times of communicator %d, tag %d at byte %d run past the end (%d bytes)", n, key.comm, key.tag, at, len(data))
+		}
+		if x := q.keys.Index(key); int(x) < len(q.next) {
+			return q, fmt.Errorf("communicator %d, tag %d twice", key.comm, key.tag)
+		}
+		q.next = append(q.next, at)
+		at += 8 * int(n)
+		q.end = append(q.end, at)
+	}
+	return q, nil
+}
+
+// take returns the next time of channel key, false if none is left.
+func (q *timeQueues) take(key msgKey) (float64, bool) {
+	x := q.keys.Index(key) // (a key never received is numbered past those received)
+	if int(x) >= len(q.next) || q.next[x] == q.end[x] {
+		return 0, false
+	}
+	t := math.Float64frombits(binary.LittleEndian.Uint64(q.data[q.next[x]:]))
+	q.next[x] += 8
+	return t, true
+}
 
 // counts returns how often each number below n occurs in xs.
 func counts(xs []uint32, n int) []int {
