@@ -99,8 +99,8 @@ timecorrect-bench: build
 		--phase compute:imbalance=10us,jitter=50us --phase ring:jitter=100us --phase late_sender:delay=20us \
 		--phase allreduce:jitter=50us --phase barrier
 	rm -rf $(SKEWED)-corrected && ./$(BIN) correct -q -o $(SKEWED)-corrected $(SKEWED)
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(SKEWED)-corrected --variant "" --variant --single-pass
-	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(SKEWED) --variant --time-correct --variant "--single-pass --time-correct"
+	$(GO) run ./cmd/scaling -o scaling --procs 0,4 --repeat $(REPEAT) --trace $(SKEWED)-corrected --variant "" --variant --single-pass \
+		--variant "@$(SKEWED) --time-correct" --variant "@$(SKEWED) --single-pass --time-correct"
 
 WHATIF := scaling/whatif-ring-8M
 # What-if prediction (issue "What-if prediction and trace reduction"):

@@ -15,7 +15,9 @@ import (
 // placement analyzes one trace under mpirun with each process count of
 // procs (0: in-process, without mpirun) and each variant (a set of scout
 // flags, separated by spaces; "" for none; or a subcommand and its flags,
-// such as "whatif --rank 10"), and prints wall time,
+// such as "whatif --rank 10"; a variant that starts with @PATH analyzes
+// the trace PATH instead, so that runs of two traces alternate), and
+// prints wall time,
 // throughput and the largest process's peak memory; it writes the table
 // to DIR/placement.csv. A variant with a reference (another analyzer's
 // figures) also gets our time and memory as ratios of the reference's.
@@ -40,16 +42,23 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 			defer os.RemoveAll(trace)
 		}
 	}
-	n, err := countEvents(trace)
-	if err != nil {
-		return err
+	counted := map[string]uint64{} // events, by trace
+	for _, t := range append([]string{trace}, variantTraces(variants)...) {
+		if _, ok := counted[t]; !ok {
+			if counted[t], err = countEvents(t); err != nil {
+				return err
+			}
+		}
 	}
 	out := filepath.Join(dir, "placement-out")
 	defer os.RemoveAll(out)
 	var configs []config
 	for _, m := range procs {
 		for _, v := range variants {
-			configs = append(configs, config{procs: m, variant: v})
+			configs = append(configs, config{procs: m, variant: v, trace: trace})
+			if f := strings.Fields(v); len(f) > 0 && strings.HasPrefix(f[0], "@") {
+				configs[len(configs)-1].trace = f[0][1:]
+			}
 		}
 	}
 	for r := range max(repeat, 1) {
@@ -58,7 +67,7 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 			if repeat > 1 {
 				fmt.Fprintf(stderr, "round %d/%d: %d processes, flags %q\n", r+1, repeat, c.procs, c.variant)
 			}
-			secs, rss, err := measure(stderr, c.command(bin, out, trace))
+			secs, rss, err := measure(stderr, c.command(bin, out))
 			if err != nil {
 				return fmt.Errorf("analyzing with %d processes (%s): %w", c.procs, c.variant, err)
 			}
@@ -68,7 +77,7 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 	}
 	var b strings.Builder
 	b.WriteString("trace,events,processes,flags,runs,seconds,seconds_min,seconds_max,events_per_second,peak_rss_mib,time_vs_reference,memory_vs_reference\n")
-	fmt.Fprintf(stdout, "%s: %d events\n%10s %-16s %10s %16s %14s %12s %10s %10s\n", trace, n, "processes", "flags", "time [s]", "runs [s]", "events/s", "peak [MiB]", "time/ref", "mem/ref")
+	fmt.Fprintf(stdout, "%s: %d events\n%10s %-16s %10s %16s %14s %12s %10s %10s\n", trace, counted[trace], "processes", "flags", "time [s]", "runs [s]", "events/s", "peak [MiB]", "time/ref", "mem/ref")
 	for _, c := range configs {
 		secs, lo, hi := summarize(c.seconds)
 		tr, mr := "-", "-"
@@ -77,8 +86,9 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 			tr, mr = fmt.Sprintf("%.2f", secs/ref.seconds), fmt.Sprintf("%.2f", c.rssMiB*(1<<20)/1e6/ref.mb)
 		}
 		runs := fmt.Sprintf("%.2f-%.2f", lo, hi)
-		fmt.Fprintf(stdout, "%10d %-16s %10.2f %16s %14.3g %12.1f %10s %10s\n", c.procs, c.variant, secs, runs, float64(n)/secs, c.rssMiB, tr, mr)
-		fmt.Fprintf(&b, "%s,%d,%d,%s,%d,%.4f,%.4f,%.4f,%.0f,%.1f,%s,%s\n", filepath.Base(trace), n, c.procs, c.variant, len(c.seconds), secs, lo, hi, float64(n)/secs, c.rssMiB, tr, mr)
+		ne := counted[c.trace]
+		fmt.Fprintf(stdout, "%10d %-16s %10.2f %16s %14.3g %12.1f %10s %10s\n", c.procs, c.variant, secs, runs, float64(ne)/secs, c.rssMiB, tr, mr)
+		fmt.Fprintf(&b, "%s,%d,%d,%s,%d,%.4f,%.4f,%.4f,%.0f,%.1f,%s,%s\n", filepath.Base(c.trace), ne, c.procs, c.variant, len(c.seconds), secs, lo, hi, float64(ne)/secs, c.rssMiB, tr, mr)
 	}
 	csv := filepath.Join(dir, "placement.csv")
 	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
@@ -91,23 +101,39 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 // config is one configuration of the placement experiment and its runs.
 type config struct {
 	procs   int    // MPI processes, 0 for in-process
-	variant string // scout flags, or a subcommand and its flags
+	variant string // scout flags, or a subcommand and its flags (after @TRACE)
+	trace   string // the trace it analyzes
 	seconds []float64
 	rssMiB  float64 // the highest peak of the runs
 }
 
-// command returns the command that analyzes trace in configuration c
-// with scout binary bin, writing its outputs into out.
-func (c *config) command(bin, out, trace string) *exec.Cmd {
-	args := append(append([]string{"-q", "-o", out}, strings.Fields(c.variant)...), trace)
-	if f := strings.Fields(c.variant); len(f) > 0 && !strings.HasPrefix(f[0], "-") {
+// command returns the command that analyzes c's trace in configuration
+// c with scout binary bin, writing its outputs into out.
+func (c *config) command(bin, out string) *exec.Cmd {
+	f := strings.Fields(c.variant)
+	if len(f) > 0 && strings.HasPrefix(f[0], "@") {
+		f = f[1:]
+	}
+	args := append(append([]string{"-q", "-o", out}, f...), c.trace)
+	if len(f) > 0 && !strings.HasPrefix(f[0], "-") {
 		// a subcommand (whatif, say): its name first, no outputs
-		args = append(append([]string{f[0], "-q"}, f[1:]...), trace)
+		args = append(append([]string{f[0], "-q"}, f[1:]...), c.trace)
 	}
 	if c.procs > 0 {
 		return exec.Command("mpirun", append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(c.procs), bin}, args...)...)
 	}
 	return exec.Command(bin, args...)
+}
+
+// variantTraces returns the traces that variants name (@PATH).
+func variantTraces(variants []string) []string {
+	var ts []string
+	for _, v := range variants {
+		if f := strings.Fields(v); len(f) > 0 && strings.HasPrefix(f[0], "@") {
+			ts = append(ts, f[0][1:])
+		}
+	}
+	return ts
 }
 
 // summarize returns the median of xs (the mean of the middle two for an

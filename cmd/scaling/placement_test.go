@@ -32,12 +32,14 @@ func TestConfigCommand(t *testing.T) {
 		c    config
 		want []string
 	}{
-		{config{procs: 0, variant: ""}, []string{"scout", "-q", "-o", "OUT", "T"}},
-		{config{procs: 0, variant: "--single-pass --time-correct"}, []string{"scout", "-q", "-o", "OUT", "--single-pass", "--time-correct", "T"}},
-		{config{procs: 4, variant: "--single-pass"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "scout", "-q", "-o", "OUT", "--single-pass", "T"}},
-		{config{procs: 0, variant: "whatif --rank 10"}, []string{"scout", "whatif", "-q", "--rank", "10", "T"}},
+		{config{procs: 0, variant: "", trace: "T"}, []string{"scout", "-q", "-o", "OUT", "T"}},
+		{config{procs: 0, variant: "--single-pass --time-correct", trace: "T"}, []string{"scout", "-q", "-o", "OUT", "--single-pass", "--time-correct", "T"}},
+		{config{procs: 4, variant: "--single-pass", trace: "T"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "scout", "-q", "-o", "OUT", "--single-pass", "T"}},
+		{config{procs: 0, variant: "whatif --rank 10", trace: "T"}, []string{"scout", "whatif", "-q", "--rank", "10", "T"}},
+		{config{procs: 0, variant: "@U --time-correct", trace: "U"}, []string{"scout", "-q", "-o", "OUT", "--time-correct", "U"}},
+		{config{procs: 2, variant: "@U", trace: "U"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "scout", "-q", "-o", "OUT", "U"}},
 	} {
-		if diff := cmp.Diff(tc.want, tc.c.command("scout", "OUT", "T").Args); diff != "" {
+		if diff := cmp.Diff(tc.want, tc.c.command("scout", "OUT").Args); diff != "" {
 			t.Errorf("%d processes, %q (-want +got):\n%s", tc.c.procs, tc.c.variant, diff)
 		}
 	}
