@@ -17,9 +17,8 @@ import (
 // flags, separated by spaces; "" for none; or a subcommand and its flags,
 // such as "whatif --rank 10"; a variant that starts with @PATH analyzes
 // the trace PATH instead, so that runs of two traces alternate), and
-// prints wall time,
-// throughput and the largest process's peak memory; it writes the table
-// to DIR/placement.csv. A variant with a reference (another analyzer's
+// prints wall time, throughput and the largest process's peak memory;
+// it writes the table to DIR/placement.csv. A variant with a reference (another analyzer's
 // figures) also gets our time and memory as ratios of the reference's.
 //
 // With repeat > 1 every configuration runs that many times, in rounds
@@ -42,8 +41,18 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 			defer os.RemoveAll(trace)
 		}
 	}
+	var configs []config
+	for _, m := range procs {
+		for _, v := range variants {
+			t, flags := splitVariant(v)
+			if t == "" {
+				t = trace
+			}
+			configs = append(configs, config{procs: m, variant: v, trace: t, flags: flags})
+		}
+	}
 	counted := map[string]uint64{} // events, by trace
-	for _, t := range append([]string{trace}, variantTraces(variants)...) {
+	for _, t := range append([]string{trace}, traces(configs)...) {
 		if _, ok := counted[t]; !ok {
 			if counted[t], err = countEvents(t); err != nil {
 				return err
@@ -52,15 +61,6 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 	}
 	out := filepath.Join(dir, "placement-out")
 	defer os.RemoveAll(out)
-	var configs []config
-	for _, m := range procs {
-		for _, v := range variants {
-			configs = append(configs, config{procs: m, variant: v, trace: trace})
-			if f := strings.Fields(v); len(f) > 0 && strings.HasPrefix(f[0], "@") {
-				configs[len(configs)-1].trace = f[0][1:]
-			}
-		}
-	}
 	for r := range max(repeat, 1) {
 		for i := range configs {
 			c := &configs[i]
@@ -100,9 +100,10 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 
 // config is one configuration of the placement experiment and its runs.
 type config struct {
-	procs   int    // MPI processes, 0 for in-process
-	variant string // scout flags, or a subcommand and its flags (after @TRACE)
-	trace   string // the trace it analyzes
+	procs   int      // MPI processes, 0 for in-process
+	variant string   // as given: [@TRACE] scout flags, or a subcommand and its flags
+	trace   string   // the trace it analyzes
+	flags   []string // the variant's flags, or its subcommand and flags
 	seconds []float64
 	rssMiB  float64 // the highest peak of the runs
 }
@@ -110,10 +111,7 @@ type config struct {
 // command returns the command that analyzes c's trace in configuration
 // c with scout binary bin, writing its outputs into out.
 func (c *config) command(bin, out string) *exec.Cmd {
-	f := strings.Fields(c.variant)
-	if len(f) > 0 && strings.HasPrefix(f[0], "@") {
-		f = f[1:]
-	}
+	f := c.flags
 	args := append(append([]string{"-q", "-o", out}, f...), c.trace)
 	if len(f) > 0 && !strings.HasPrefix(f[0], "-") {
 		// a subcommand (whatif, say): its name first, no outputs
@@ -125,13 +123,21 @@ func (c *config) command(bin, out string) *exec.Cmd {
 	return exec.Command(bin, args...)
 }
 
-// variantTraces returns the traces that variants name (@PATH).
-func variantTraces(variants []string) []string {
-	var ts []string
-	for _, v := range variants {
-		if f := strings.Fields(v); len(f) > 0 && strings.HasPrefix(f[0], "@") {
-			ts = append(ts, f[0][1:])
-		}
+// splitVariant returns the trace that variant v names (@PATH first; ""
+// for none) and the rest of its fields.
+func splitVariant(v string) (trace string, flags []string) {
+	f := strings.Fields(v)
+	if len(f) > 0 && strings.HasPrefix(f[0], "@") {
+		return f[0][1:], f[1:]
+	}
+	return "", f
+}
+
+// traces returns the traces of configs, in order.
+func traces(configs []config) []string {
+	ts := make([]string, len(configs))
+	for i, c := range configs {
+		ts[i] = c.trace
 	}
 	return ts
 }

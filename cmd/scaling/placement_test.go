@@ -29,18 +29,24 @@ func TestSummarize(t *testing.T) {
 
 func TestConfigCommand(t *testing.T) {
 	for _, tc := range []struct {
-		c    config
-		want []string
+		procs   int
+		variant string
+		want    []string
 	}{
-		{config{procs: 0, variant: "", trace: "T"}, []string{"scout", "-q", "-o", "OUT", "T"}},
-		{config{procs: 0, variant: "--single-pass --time-correct", trace: "T"}, []string{"scout", "-q", "-o", "OUT", "--single-pass", "--time-correct", "T"}},
-		{config{procs: 4, variant: "--single-pass", trace: "T"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "scout", "-q", "-o", "OUT", "--single-pass", "T"}},
-		{config{procs: 0, variant: "whatif --rank 10", trace: "T"}, []string{"scout", "whatif", "-q", "--rank", "10", "T"}},
-		{config{procs: 0, variant: "@U --time-correct", trace: "U"}, []string{"scout", "-q", "-o", "OUT", "--time-correct", "U"}},
-		{config{procs: 2, variant: "@U", trace: "U"}, []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "scout", "-q", "-o", "OUT", "U"}},
+		{0, "", []string{"scout", "-q", "-o", "OUT", "T"}},
+		{0, "--single-pass --time-correct", []string{"scout", "-q", "-o", "OUT", "--single-pass", "--time-correct", "T"}},
+		{4, "--single-pass", []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "scout", "-q", "-o", "OUT", "--single-pass", "T"}},
+		{0, "whatif --rank 10", []string{"scout", "whatif", "-q", "--rank", "10", "T"}},
+		{0, "@U --time-correct", []string{"scout", "-q", "-o", "OUT", "--time-correct", "U"}},
+		{2, "@U", []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "scout", "-q", "-o", "OUT", "U"}},
 	} {
-		if diff := cmp.Diff(tc.want, tc.c.command("scout", "OUT").Args); diff != "" {
-			t.Errorf("%d processes, %q (-want +got):\n%s", tc.c.procs, tc.c.variant, diff)
+		trace, flags := splitVariant(tc.variant)
+		if trace == "" {
+			trace = "T"
+		}
+		c := config{procs: tc.procs, variant: tc.variant, trace: trace, flags: flags}
+		if diff := cmp.Diff(tc.want, c.command("scout", "OUT").Args); diff != "" {
+			t.Errorf("%d processes, %q (-want +got):\n%s", tc.procs, tc.variant, diff)
 		}
 	}
 }
