@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -31,7 +32,11 @@ func testSynchpointIndex(t *testing.T, n int, mapped bool) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var s synchpoints
 	if mapped {
-		s.init(&rootCause{})
+		// the owner's cleanup unmaps the tables: it must outlive their
+		// use, as a rootCause outlives its passes
+		owner := &rootCause{}
+		s.init(owner)
+		defer runtime.KeepAlive(owner)
 	}
 	want := map[int]float64{} // event → wait of its first registration
 	// stride: before an order, a pending synchpoint is found by a
