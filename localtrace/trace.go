@@ -112,13 +112,24 @@ func (t *Trace) recorded(i int) float64 {
 // never cleared).
 func (t *Trace) Times() []float64 {
 	if t.times == nil {
-		ts := offheap.MakeOr[float64](t.mem(), len(t.Events))
-		for i := range t.Events {
-			ts = append(ts, t.recorded(i))
-		}
+		ts := t.newTimes()
+		t.recordedTimes(ts, 0, len(ts))
 		t.times = ts
 	}
 	return t.times
+}
+
+// newTimes makes room for the times of all events (in a mapping of the
+// trace's own when large: written once, never cleared).
+func (t *Trace) newTimes() []float64 {
+	return offheap.MakeOr[float64](t.mem(), len(t.Events))[:len(t.Events)]
+}
+
+// recordedTimes sets ts[lo:hi] to the recorded times of those events.
+func (t *Trace) recordedTimes(ts []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		ts[i] = t.recorded(i)
+	}
 }
 
 // TimesFill is the slice that Times returns while a goroutine of its
@@ -149,16 +160,16 @@ func (t *Trace) FillTimes() *TimesFill {
 		return f
 	}
 	n := len(t.Events)
-	f.ts = offheap.MakeOr[float64](t.mem(), n)[:n]
+	f.ts = t.newTimes()
 	if n <= fillChunk {
-		f.fill(0, n)
+		t.recordedTimes(f.ts, 0, n)
 		f.filled.Store(int64(n))
 		return f
 	}
 	go func() {
 		for lo := 0; lo < n; lo += fillChunk {
 			hi := min(lo+fillChunk, n)
-			f.fill(lo, hi)
+			t.recordedTimes(f.ts, lo, hi)
 			f.filled.Store(int64(hi))
 			select {
 			case f.more <- struct{}{}:
@@ -167,12 +178,6 @@ func (t *Trace) FillTimes() *TimesFill {
 		}
 	}()
 	return f
-}
-
-func (f *TimesFill) fill(lo, hi int) {
-	for i := lo; i < hi; i++ {
-		f.ts[i] = f.t.recorded(i)
-	}
 }
 
 // Slice returns the slice being filled: its first entries as far as Wait

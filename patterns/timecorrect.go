@@ -658,27 +658,30 @@ func (k *clock) messageBounds(c *replay.Ctx) error {
 		}
 		out[s] = nil
 	}
-	// the receivers' times, each's sends taking them in send order
+	// the receivers' times, taken by the sends in send order (each
+	// receiver's at its first send)
 	var dsts intern.Table[int]
-	for _, i := range k.sent {
-		m := k.t.Message(int(i))
-		dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
-	}
-	queues := make([]timeQueues, dsts.Len())
-	for _, d := range dsts.Order(cmp.Compare[int]) {
-		dst := dsts.Values[d]
-		data, err := c.Loc.World.RecvOwned(dst, clcTag)
-		if err != nil {
-			return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
+	var queues []timeQueues // by receiver, numbered
+	defer func() {
+		for _, q := range queues {
+			c.Loc.World.Release(q.data)
 		}
-		defer c.Loc.World.Release(data)
-		if queues[d], err = readTimes(data); err != nil {
-			return fmt.Errorf("timestamp correction: receive times from rank %d: %w", dst, err)
-		}
-	}
+	}()
 	for _, i := range k.sent {
 		m := k.t.Message(int(i))
 		d := dsts.Index(worldRank(c, m.Comm, int(m.Peer)))
+		if int(d) == len(queues) {
+			dst := dsts.Values[d]
+			data, err := c.Loc.World.RecvOwned(dst, clcTag)
+			if err != nil {
+				return fmt.Errorf("timestamp correction: receiving receive times from rank %d: %w", dst, err)
+			}
+			q, err := readTimes(data)
+			queues = append(queues, q)
+			if err != nil {
+				return fmt.Errorf("timestamp correction: receive times from rank %d: %w", dst, err)
+			}
+		}
 		t, ok := queues[d].take(msgKey{m.Comm, m.Tag})
 		if !ok {
 			return fmt.Errorf("timestamp correction: rank %d received fewer messages of communicator %d, tag %d than rank %d sent",
