@@ -26,7 +26,20 @@ import (
 // A worker that found nothing to run for a while (stealAfter) takes a
 // rank waiting on another, and one that has more than one rank waiting
 // wakes an idle worker to take one: ranks of unequal work on one worker
-// would otherwise take turns while the other idles.
+// would otherwise take turns while the other idles. A rank taken so runs
+// there until it waits; when it is woken, it goes back to its own
+// worker, so that the ranks stay where they started (an OpenMP team's
+// threads on one worker, whose barriers then need no hand-off between
+// processors).
+//
+// A rank in lockstep (Lockstep: a pass that exchanges values as it goes,
+// message by message) is taken at once by a worker with nothing of its
+// own to run. In the root-cause analysis's backward pass of a ring, a
+// worker whose ranks waited for one that was ready on the other worker,
+// behind a rank running ahead there, idled a third of the pass, for
+// 100-500 µs at a time: stealAfter was as long. Taking every rank at
+// once made the wait states of an MPI+OpenMP trace, whose ranks run
+// ahead, 10 % slower (tens of thousands of ranks taken per pass).
 //
 // A rank can move to another worker (Serial): a pass whose locations do
 // little between the values they exchange runs faster on one processor
@@ -66,6 +79,9 @@ type turn struct {
 	// waits in a queue)
 	moveTo *worker
 	pinned bool
+	// lockstep lets an idle worker take the rank at once (Lockstep:
+	// written by the rank, as pinned)
+	lockstep bool
 	// running is set while a worker runs the rank: a rank made ready
 	// before it has handed its worker back is in that worker's queue,
 	// and no other may take it yet
@@ -129,8 +145,8 @@ func (ts *turns) work(wk *worker) {
 	idle := 0 // rounds without a rank to run
 	for {
 		r := wk.take()
-		if r == nil && idle > 0 {
-			r = ts.steal(wk)
+		if r == nil {
+			r = ts.steal(wk, idle > 0)
 		}
 		if r == nil {
 			if !ts.idle(wk, &timer, idle) {
@@ -191,11 +207,12 @@ func (ts *turns) idle(wk *worker, timer **time.Timer, idle int) bool {
 }
 
 // stealAfter is how long a worker waits for a rank of its own before
-// it takes one from another worker.
-const stealAfter = 200 * time.Microsecond
+// it takes one from another worker (a variable for the tests).
+var stealAfter = 200 * time.Microsecond
 
-// steal takes a rank that waits to run on another worker, nil if none.
-func (ts *turns) steal(thief *worker) *rank {
+// steal takes a rank that waits to run on another worker, nil if none:
+// any rank, or only one in lockstep.
+func (ts *turns) steal(thief *worker, anyRank bool) *rank {
 	for _, v := range ts.workers {
 		if v == thief {
 			continue
@@ -203,7 +220,7 @@ func (ts *turns) steal(thief *worker) *rank {
 		v.mu.Lock()
 		var r *rank
 		if v.ready.Len() > 0 {
-			if t := v.ready.Peek().turn; !t.running.Load() && !t.pinned {
+			if t := v.ready.Peek().turn; !t.running.Load() && !t.pinned && (anyRank || t.lockstep) {
 				r = v.ready.Pop()
 			}
 		}
@@ -292,7 +309,9 @@ func (w *world) sleep(r *rank) {
 	t.yield(struct{}{})
 }
 
-// wakeRank wakes r, or makes its next sleep return at once.
+// wakeRank wakes r, or makes its next sleep return at once. A rank that
+// another worker took goes back to its own (unless Serial keeps it where
+// it is, or it has not yet handed that worker back).
 func wakeRank(r *rank) {
 	t := r.turn
 	if t == nil {
@@ -302,6 +321,9 @@ func wakeRank(r *rank) {
 	t.mu.Lock()
 	if t.parked {
 		t.parked = false
+		if !t.pinned && !t.running.Load() {
+			t.wk = t.home
+		}
 		t.wk.push(r)
 	} else {
 		t.pending = true
@@ -339,5 +361,17 @@ func (w *world) serial(r *rank, on bool) {
 func Serial(c Comm, on bool) {
 	if x, ok := c.(*comm); ok {
 		x.w.serial(x.me, on)
+	}
+}
+
+// Lockstep tells whether the caller's rank exchanges values with other
+// ranks as it goes (on), so that it waits on them message by message,
+// or runs ahead of what it receives (off, the default). In-process, a
+// rank in lockstep that is ready behind another rank on its worker is
+// taken at once by a worker that has nothing of its own to run.
+// Elsewhere it does nothing.
+func Lockstep(c Comm, on bool) {
+	if x, ok := c.(*comm); ok && x.me.turn != nil {
+		x.me.turn.lockstep = on
 	}
 }

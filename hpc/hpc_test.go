@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -1106,6 +1107,113 @@ func TestTurns(t *testing.T) {
 	}
 	if ran[0] == ran[1] {
 		t.Errorf("ranks 0 and 1 both computed on worker %p", ran[0])
+	}
+}
+
+// TestTurnsAtOnce: a worker with nothing of its own to run takes a rank
+// in lockstep that waits behind a running one on another worker at once
+// (stealAfter is an hour here), and the rank goes back to its own worker
+// when it is woken after a wait. Ranks 0 and 1 start on the first
+// worker, rank 2 on the second; flags, not times, order the steps.
+func TestTurnsAtOnce(t *testing.T) {
+	defer func(f func(int) int, d time.Duration) { workerCount, stealAfter = f, d }(workerCount, stealAfter)
+	workerCount = func(int) int { return 2 }
+	stealAfter = time.Hour
+	var running0, taken, running2, done1 atomic.Bool
+	var r1 atomic.Pointer[rank]
+	// where rank 1 ran when taken, where it was made ready when woken
+	// next, where it ran then, and its own worker
+	var first, woken, back, home *worker
+	until := func(what string, cond func() bool) error {
+		for end := time.Now().Add(10 * time.Second); !cond(); runtime.Gosched() {
+			if time.Now().After(end) {
+				return errors.New(what)
+			}
+		}
+		return nil
+	}
+	on := func(c Comm) *worker {
+		tn := c.(*comm).me.turn
+		tn.mu.Lock()
+		defer tn.mu.Unlock()
+		return tn.wk
+	}
+	parked := func() bool {
+		tn := r1.Load().turn
+		tn.mu.Lock()
+		defer tn.mu.Unlock()
+		return tn.parked
+	}
+	err := RunInProcess(3, func(c Comm) error {
+		switch c.Rank() {
+		case 0:
+			if _, err := c.Recv(1, 0); err != nil { // rank 1 runs first
+				return err
+			}
+			if err := c.Send(1, 1, nil); err != nil { // rank 1 waits behind rank 0
+				return err
+			}
+			running0.Store(true)
+			if err := until("rank 1 was not taken while rank 0 ran", taken.Load); err != nil {
+				return err
+			}
+			if err := until("rank 1 did not wait", parked); err != nil {
+				return err
+			}
+			if err := c.Send(2, 2, nil); err != nil {
+				return err
+			}
+			if err := until("rank 2 did not run", running2.Load); err != nil {
+				return err
+			}
+			// both workers are busy: none takes rank 1 meanwhile
+			if err := c.Send(1, 3, nil); err != nil {
+				return err
+			}
+			tn := r1.Load().turn
+			tn.mu.Lock()
+			woken = tn.wk
+			tn.mu.Unlock()
+			return nil
+		case 1:
+			r1.Store(c.(*comm).me)
+			home = c.(*comm).me.turn.home
+			Lockstep(c, true)
+			if err := c.Send(0, 0, nil); err != nil {
+				return err
+			}
+			if _, err := c.Recv(0, 1); err != nil {
+				return err
+			}
+			first = on(c)
+			taken.Store(true)
+			if _, err := c.Recv(0, 3); err != nil {
+				return err
+			}
+			back = on(c)
+			done1.Store(true)
+			return nil
+		default:
+			// keeps the second worker busy until rank 0 runs, then
+			// leaves it nothing of its own to run
+			if err := until("rank 0 did not run", running0.Load); err != nil {
+				return err
+			}
+			if _, err := c.Recv(0, 2); err != nil {
+				return err
+			}
+			running2.Store(true)
+			return until("rank 1 did not end", done1.Load)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == home {
+		t.Errorf("rank 1 ran on its own worker %p, behind rank 0", home)
+	}
+	if woken != home || back != home {
+		t.Errorf("woken, rank 1 was made ready on worker %p and ran on %p, not on its own %p", woken, back, home)
 	}
 }
 

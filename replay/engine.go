@@ -80,6 +80,12 @@ func (r *Replayer) walk(p *pass) error {
 	if serial {
 		hpc.Serial(r.Loc.World, true)
 	}
+	// a pass that does not ship ahead exchanges its values as it goes:
+	// its locations wait on each other message by message
+	lockstep := r.Loc.World != nil && r.ship == nil
+	if lockstep {
+		hpc.Lockstep(r.Loc.World, true)
+	}
 	for k := range n {
 		if r.ship != nil && k == r.ship.next {
 			if err := r.shipStretch(p, n); err != nil {
@@ -98,6 +104,9 @@ func (r *Replayer) walk(p *pass) error {
 	}
 	if serial {
 		hpc.Serial(r.Loc.World, false)
+	}
+	if lockstep {
+		hpc.Lockstep(r.Loc.World, false)
 	}
 	c.reset(0)
 	return r.Bus.Publish(Finished, c)
