@@ -44,17 +44,13 @@ func placement(stdout, stderr io.Writer, dir, bin string, procs []int, variants 
 	var configs []config
 	for _, m := range procs {
 		for _, v := range variants {
-			t, flags := splitVariant(v)
-			if t == "" {
-				t = trace
-			}
-			configs = append(configs, config{procs: m, variant: v, trace: t, flags: flags})
+			configs = append(configs, newConfig(m, v, trace))
 		}
 	}
-	counted := map[string]uint64{} // events, by trace
-	for _, t := range append([]string{trace}, traces(configs)...) {
-		if _, ok := counted[t]; !ok {
-			if counted[t], err = countEvents(t); err != nil {
+	counted := map[string]uint64{} // events, by trace (the default's too)
+	for _, c := range append([]config{{trace: trace}}, configs...) {
+		if _, ok := counted[c.trace]; !ok {
+			if counted[c.trace], err = countEvents(c.trace); err != nil {
 				return err
 			}
 		}
@@ -108,6 +104,17 @@ type config struct {
 	rssMiB  float64 // the highest peak of the runs
 }
 
+// newConfig returns the configuration of procs processes (0:
+// in-process) and variant v, which analyzes the trace v names (@PATH) or
+// else trace.
+func newConfig(procs int, v, trace string) config {
+	t, flags := splitVariant(v)
+	if t == "" {
+		t = trace
+	}
+	return config{procs: procs, variant: v, trace: t, flags: flags}
+}
+
 // command returns the command that analyzes c's trace in configuration
 // c with scout binary bin, writing its outputs into out.
 func (c *config) command(bin, out string) *exec.Cmd {
@@ -131,15 +138,6 @@ func splitVariant(v string) (trace string, flags []string) {
 		return f[0][1:], f[1:]
 	}
 	return "", f
-}
-
-// traces returns the traces of configs, in order.
-func traces(configs []config) []string {
-	ts := make([]string, len(configs))
-	for i, c := range configs {
-		ts[i] = c.trace
-	}
-	return ts
 }
 
 // summarize returns the median of xs (the mean of the middle two for an

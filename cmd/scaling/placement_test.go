@@ -40,11 +40,7 @@ func TestConfigCommand(t *testing.T) {
 		{0, "@U --time-correct", []string{"scout", "-q", "-o", "OUT", "--time-correct", "U"}},
 		{2, "@U", []string{"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "scout", "-q", "-o", "OUT", "U"}},
 	} {
-		trace, flags := splitVariant(tc.variant)
-		if trace == "" {
-			trace = "T"
-		}
-		c := config{procs: tc.procs, variant: tc.variant, trace: trace, flags: flags}
+		c := newConfig(tc.procs, tc.variant, "T")
 		if diff := cmp.Diff(tc.want, c.command("scout", "OUT").Args); diff != "" {
 			t.Errorf("%d processes, %q (-want +got):\n%s", tc.procs, tc.variant, diff)
 		}
