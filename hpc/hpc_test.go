@@ -1033,11 +1033,8 @@ func TestTurns(t *testing.T) {
 	const n, rounds = 6, 50
 	var world atomic.Pointer[world]
 	where := func(c Comm) *worker { // the worker that runs the caller
-		r := c.(*comm).me
 		world.Store(c.(*comm).w)
-		r.turn.mu.Lock()
-		defer r.turn.mu.Unlock()
-		return r.turn.wk
+		return workerOf(c.(*comm).me)
 	}
 	work := func(c Comm, tag int) error {
 		me := c.Rank()
@@ -1110,6 +1107,14 @@ func TestTurns(t *testing.T) {
 	}
 }
 
+// workerOf returns the worker that runs (or will run) r.
+func workerOf(r *rank) *worker {
+	t := r.turn
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wk
+}
+
 // TestTurnsAtOnce: a worker with nothing of its own to run takes a rank
 // in lockstep that waits behind a running one on another worker at once
 // (stealAfter is an hour here), and the rank goes back to its own worker
@@ -1131,12 +1136,6 @@ func TestTurnsAtOnce(t *testing.T) {
 			}
 		}
 		return nil
-	}
-	on := func(c Comm) *worker {
-		tn := c.(*comm).me.turn
-		tn.mu.Lock()
-		defer tn.mu.Unlock()
-		return tn.wk
 	}
 	parked := func() bool {
 		tn := r1.Load().turn
@@ -1170,10 +1169,7 @@ func TestTurnsAtOnce(t *testing.T) {
 			if err := c.Send(1, 3, nil); err != nil {
 				return err
 			}
-			tn := r1.Load().turn
-			tn.mu.Lock()
-			woken = tn.wk
-			tn.mu.Unlock()
+			woken = workerOf(r1.Load())
 			return nil
 		case 1:
 			r1.Store(c.(*comm).me)
@@ -1185,12 +1181,12 @@ func TestTurnsAtOnce(t *testing.T) {
 			if _, err := c.Recv(0, 1); err != nil {
 				return err
 			}
-			first = on(c)
+			first = workerOf(c.(*comm).me)
 			taken.Store(true)
 			if _, err := c.Recv(0, 3); err != nil {
 				return err
 			}
-			back = on(c)
+			back = workerOf(c.(*comm).me)
 			done1.Store(true)
 			return nil
 		default:
