@@ -849,6 +849,92 @@ func TestRecvOwned(t *testing.T) {
 	}
 }
 
+// TestFreeBuffersBounded: a sender far ahead of its receiver makes a
+// buffer per message in flight; received, they go back to the
+// receiver's spare buffers, of which it keeps at most maxFree.
+func TestFreeBuffersBounded(t *testing.T) {
+	const inFlight = 4 * maxFree
+	free := -1
+	err := RunInProcess(2, func(c Comm) error {
+		if c.Rank() == 0 {
+			for i := range inFlight {
+				if err := c.Send(1, 1, []byte{byte(i)}); err != nil {
+					return err
+				}
+			}
+			if err := c.Send(1, 2, nil); err != nil { // all sent
+				return err
+			}
+			return c.Send(1, 3, nil)
+		}
+		if _, err := c.Recv(0, 2); err != nil {
+			return err
+		}
+		for i := range inFlight {
+			m, err := c.Recv(0, 1)
+			if err != nil {
+				return err
+			}
+			if len(m) != 1 || m[0] != byte(i) {
+				return fmt.Errorf("message %d reads %v", i, m)
+			}
+		}
+		if _, err := c.Recv(0, 3); err != nil { // hands the last buffer back
+			return err
+		}
+		r := c.(*comm).me
+		r.mu.Lock()
+		free = len(r.free)
+		r.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free < 1 || free > maxFree {
+		t.Errorf("rank 1 keeps %d spare buffers after %d messages in flight, want 1 to %d", free, inFlight, maxFree)
+	}
+}
+
+// TestMeetNoAllocs: in-process collectives that meet reuse the
+// meeting's list of open calls; a list taken from the front reallocated
+// it at every call.
+func TestMeetNoAllocs(t *testing.T) {
+	const calls = 2000
+	var before, after runtime.MemStats
+	err := RunInProcess(4, func(c Comm) error {
+		v := []float64{float64(c.Rank())}
+		run := func(n int) error {
+			for range n {
+				if _, err := c.AllreduceFloats(Max, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := run(100); err != nil { // warm up
+			return err
+		}
+		if c.Rank() == 0 {
+			runtime.ReadMemStats(&before)
+		}
+		if err := run(calls); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			runtime.ReadMemStats(&after)
+		}
+		return run(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (rank 0 reads between the same two collectives of every member)
+	if per := float64(after.Mallocs-before.Mallocs) / calls; per > 0.5 {
+		t.Errorf("%.2f allocations per collective, want none", per)
+	}
+}
+
 // TestIntsRuns: lists of ints travel as runs of consecutive values and
 // come back equal; a list equal to the reader's own comes back as that
 // list, without a copy.

@@ -134,8 +134,11 @@ func (c *comm) meet(ct *contrib, seq int, callErr string) (*reply, error) {
 	clear(call.in)
 	clear(call.errs)
 	call.arrived, call.waiting = 0, call.waiting[:0]
-	mt.open[0] = nil
-	mt.open = mt.open[1:]
+	// shifted, not resliced: a slice taken from the front loses that
+	// capacity, and appending then reallocated every few calls
+	last := copy(mt.open, mt.open[1:])
+	mt.open[last] = nil
+	mt.open = mt.open[:last]
 	mt.base++
 	mt.spare = append(mt.spare, call)
 	mt.mu.Unlock()

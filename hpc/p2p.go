@@ -206,6 +206,12 @@ func (w *world) deliverCopy(r *rank, k key, data []byte) {
 	w.deliver(r, k, message{data: append(buf, data...), local: true})
 }
 
+// maxFree is the most buffers a rank keeps for later messages. More
+// are made only while a sender runs far ahead of its receiver (a serial
+// pass: tens of thousands of messages in flight), and keeping them all
+// grew the list into fresh memory, at a page fault per 4 KiB here.
+const maxFree = 256
+
 // copyLocked is the size up to which deliverCopy copies a message under
 // the receiver's lock; a larger copy would hold it too long.
 const copyLocked = 4 << 10
@@ -262,7 +268,7 @@ func (r *rank) ready(w *wait) bool { return w.q.Len() > 0 }
 // which goes back to r's free buffers.
 func (w *world) await(r *rank, what wait, lent []byte) (message, error) {
 	r.mu.Lock()
-	if lent != nil {
+	if lent != nil && len(r.free) < maxFree {
 		r.free = append(r.free, lent[:0])
 	}
 	what.q = r.queueVia(&r.out, what.key)

@@ -339,15 +339,28 @@ func (k *clock) upTo(i int) {
 			ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
 			continue
 		}
-		value = max(max(value+clcDelta, value+float64(clcGamma*(cur-prev))), cur)
+		// value + max(δ, γ·Δt) is max(value + δ, value + γ·Δt) to the
+		// bit (rounding is monotonic); comparisons instead of max, which
+		// minds NaNs and signed zeros (there are none): this loop is the
+		// serial walk's busiest
+		step := float64(clcGamma * (cur - prev))
+		if step < clcDelta {
+			step = clcDelta
+		}
+		value += step
+		if value < cur {
+			value = cur
+		}
 		prev = cur
 		ts[j] = value
-		last = value - cur
+		last = value - cur // (never negative)
 		events++
 		if last > 0 {
 			corrected++
+			if last > maxErr {
+				maxErr = last
+			}
 		}
-		maxErr = max(maxErr, last)
 	}
 	if events > k.st.Events {
 		// the clock only rises: the last value is the upper end (and
