@@ -519,3 +519,36 @@ func TestLinkCloseDropsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinkResched: Poll and Progress pass their caller through Go's
+// scheduler once no driver has for reschedEvery (resched), and not more
+// often.
+func TestLinkResched(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	l := NewLink(World(), 930)
+	defer l.Close()
+	for _, call := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"Progress", l.Progress},
+		{"Poll", func() error { _, _, _, err := l.Poll(0); return err }},
+	} {
+		long := -int64(2 * reschedEvery)
+		l.sched.Store(long) // long ago
+		if err := call.fn(); err != nil {
+			t.Fatal(err)
+		}
+		at := l.sched.Load()
+		if at == long {
+			t.Errorf("%s: no pass through the scheduler after %v without one", call.name, 2*reschedEvery+time.Since(l.epoch))
+		}
+		if err := call.fn(); err != nil {
+			t.Fatal(err)
+		}
+		if again := l.sched.Load(); again != at && time.Duration(again-at) < reschedEvery {
+			t.Errorf("%s: passed through the scheduler again after %v", call.name, time.Duration(again-at))
+		}
+	}
+}
