@@ -52,6 +52,17 @@ type Poller interface {
 	Poll(d time.Duration) (proc int, msg []byte, ok bool, err error)
 }
 
+// A Batcher is a Poller that can hold sends back, to send those to one
+// process together (fewer, larger messages), until the next Poll at the
+// latest. RunHosted asks for it (Batch(true), and Batch(false) when
+// the run is over here) when this process's only rank drives the link
+// itself: the rank polls whenever it waits, and every few calls without
+// waiting (drain).
+type Batcher interface {
+	Poller
+	Batch(on bool)
+}
+
 // A SharedPoller is a Poller that any goroutine may drive (one at a
 // time), not only the one that calls RunHosted. With several ranks in a
 // process, RunHosted then lets a waiting rank drive the link itself

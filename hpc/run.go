@@ -240,6 +240,10 @@ func (w *world) start(fn func(Comm) error) error {
 	}
 	if p, ok := w.link.(Poller); ok && len(w.local) == 1 && w.procs > 1 {
 		w.poller = p
+		if b, ok := p.(Batcher); ok {
+			b.Batch(true)
+			defer b.Batch(false)
+		}
 		errs[0] = w.run(w.local[0], worldComm, fn)
 		w.route()
 		return w.result(errs)

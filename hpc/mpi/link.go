@@ -5,6 +5,8 @@ package mpi
 /*
 #include <mpi.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int scout_any_source(void) { return MPI_ANY_SOURCE; }
 
@@ -35,6 +37,18 @@ static int scout_link_poll(int tag, MPI_Comm comm, double usec, int *flag, MPI_M
 	}
 }
 
+// scout_link_isend copies kind and buf into C memory, as one message,
+// and starts a non-blocking send of it; *mem receives the copy, to be
+// freed when the request completes.
+static int scout_link_isend(char kind, const void *buf, int n, int dest, int tag, MPI_Comm comm, MPI_Request *req, void **mem) {
+	char *p = malloc(n + 1);
+	if (!p) return MPI_ERR_NO_MEM;
+	p[0] = kind;
+	if (n > 0) memcpy(p + 1, buf, n);
+	*mem = p;
+	return MPI_Isend(p, n + 1, MPI_BYTE, dest, tag, comm, req);
+}
+
 static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
 	return MPI_Mrecv(buf, n, MPI_BYTE, msg, MPI_STATUS_IGNORE);
 }
@@ -42,10 +56,12 @@ static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,9 +94,18 @@ type Link struct {
 	c   *Comm
 	tag int
 
-	mu     sync.Mutex
-	out    []linkMsg // queued by Send, not yet started
-	closed bool
+	mu       sync.Mutex
+	out      []linkMsg // queued by Send, not yet started
+	outBytes int       // their size
+	outSince int64     // when the first of them was queued, since epoch
+	closed   bool
+	// batch holds sends back until a poll, or until enough are queued
+	// (Batch); in is what the last message received holds beyond the
+	// frame returned (a pack), pack the buffer packs are made in (both
+	// under calls)
+	batch atomic.Bool
+	in    []inFrame
+	pack  []byte
 
 	// calls is held during the link's MPI calls (progress and probes)
 	calls sync.Mutex
@@ -89,6 +114,7 @@ type Link struct {
 	spareMu sync.Mutex
 	spare   [][]byte      // buffers handed back (Reuse) and frames sent (SendSpare)
 	reused  int           // buffers taken from spare, for the tests
+	msgs    int           // messages started, for the tests
 	dropped int           // frames to itself that Close dropped, for the tests
 	wake    chan struct{} // signalled by Send, for an idle Recv
 	epoch   time.Time
@@ -101,6 +127,40 @@ type linkMsg struct {
 	msg   []byte
 	spare bool // msg may be reused once sent (SendSpare)
 }
+
+type inFrame struct {
+	from  int
+	frame []byte
+}
+
+// A message over the link holds one frame or a pack of frames to the
+// same process, after a byte that says which: packOne, then the frame;
+// packMany, then each frame as its length (uvarint) and its bytes.
+const (
+	packOne  = 0
+	packMany = 1
+)
+
+// Frames to one process that are queued together go as one message of
+// at most packMax bytes; a frame of more than packFrameMax goes alone.
+// (Packed frames are never larger than reuseMin, so that a receiver
+// never hands a part of a pack back for reuse, see Reuse.) With Batch,
+// sends wait until a poll, or until packCount frames or packMax bytes
+// are queued, or the first of them has waited packDelay.
+const (
+	packMax      = 32 << 10
+	packFrameMax = 4 << 10
+	packCount    = 64
+	packDelay    = 20 * time.Microsecond
+)
+
+// Batch makes the link hold sends back (on; see packCount) or start
+// them at once (off, the default), for a process whose only rank drives
+// the link itself (hpc.Batcher): it looks at the link whenever it waits,
+// so what it sent goes then at the latest, in as few messages as there
+// are processes it sent to. Sends held back when it is turned off go at
+// the next Progress, Poll, Recv or Close.
+func (l *Link) Batch(on bool) { l.batch.Store(on) }
 
 var _ hpc.Poller = (*Link)(nil)
 
@@ -140,8 +200,16 @@ func (l *Link) send(proc int, msg []byte, spare bool) error {
 		l.mu.Unlock()
 		return hpc.ErrLinkClosed
 	}
+	if len(l.out) == 0 {
+		l.outSince = int64(time.Since(l.epoch))
+	}
 	l.out = append(l.out, linkMsg{to: proc, msg: msg, spare: spare})
+	l.outBytes += len(msg)
+	due := l.dueLocked()
 	l.mu.Unlock()
+	if !due {
+		return nil // (the driver polls, see Batch)
+	}
 	if serialized && l.calls.TryLock() {
 		// start it here: the driving goroutine may be asleep
 		_, err := l.progress(false)
@@ -155,6 +223,13 @@ func (l *Link) send(proc int, msg []byte, spare bool) error {
 	return nil
 }
 
+// dueLocked reports whether the queued sends should start now: always,
+// unless the link batches them (Batch). The caller holds l.mu.
+func (l *Link) dueLocked() bool {
+	return !l.batch.Load() || len(l.out) >= packCount || l.outBytes >= packMax ||
+		int64(time.Since(l.epoch))-l.outSince >= int64(packDelay)
+}
+
 // reapEvery is how many started sends progress lets pile up before it
 // tests them for completion while it has sends to start.
 const reapEvery = 32
@@ -166,20 +241,10 @@ const reapEvery = 32
 func (l *Link) progress(sweep bool) (bool, error) {
 	l.mu.Lock()
 	out := l.out
-	l.out = nil
+	l.out, l.outBytes = nil, 0
 	l.mu.Unlock()
-	for i, m := range out {
-		r, err := l.c.Isend(m.to, l.tag, m.msg)
-		if err != nil {
-			l.mu.Lock()
-			l.out = append(out[i:], l.out...) // keep them, in order
-			l.mu.Unlock()
-			return false, err
-		}
-		l.pending = append(l.pending, r)
-		if m.spare {
-			l.Reuse(m.msg) // MPI sends a copy
-		}
+	if err := l.start(out); err != nil {
+		return false, err
 	}
 	busy := len(out) > 0
 	if len(l.pending) < reapEvery && (len(out) > 0 || !sweep) {
@@ -200,6 +265,110 @@ func (l *Link) progress(sweep bool) (bool, error) {
 	clear(l.pending[len(keep):])
 	l.pending = keep
 	return busy, nil
+}
+
+// start starts the sends of out, in order: the frames to one process
+// as few messages, each a pack of up to packCount frames and packMax
+// bytes (a frame larger than packFrameMax alone). The caller holds
+// l.calls. On an error the sends not started are queued again, in
+// order.
+func (l *Link) start(out []linkMsg) error {
+	if len(out) == 1 {
+		if err := l.isend(out[0].to, packOne, out[0].msg); err != nil {
+			l.requeue(out)
+			return err
+		}
+		l.sent(out[0])
+		return nil
+	}
+	// each process's frames, in order, as runs of indexes into out
+	var first [8]int
+	order := first[:0] // processes in the order of their first frame
+	next := make(map[int][]int, 4)
+	for k, m := range out {
+		if _, ok := next[m.to]; !ok {
+			order = append(order, m.to)
+		}
+		next[m.to] = append(next[m.to], k)
+	}
+	done := make([]bool, len(out))
+	for _, to := range order {
+		idx := next[to]
+		for len(idx) > 0 {
+			n, size := 0, 0
+			for _, k := range idx {
+				f := len(out[k].msg)
+				if n == packCount || f > packFrameMax || size+f+binary.MaxVarintLen32 > packMax {
+					break
+				}
+				n++
+				size += f + binary.MaxVarintLen32
+			}
+			var err error
+			if n <= 1 {
+				n = 1
+				err = l.isend(to, packOne, out[idx[0]].msg)
+			} else {
+				l.pack = l.pack[:0]
+				for _, k := range idx[:n] {
+					l.pack = binary.AppendUvarint(l.pack, uint64(len(out[k].msg)))
+					l.pack = append(l.pack, out[k].msg...)
+				}
+				err = l.isend(to, packMany, l.pack)
+			}
+			if err != nil {
+				var rest []linkMsg
+				for k, m := range out {
+					if !done[k] {
+						rest = append(rest, m)
+					}
+				}
+				l.requeue(rest)
+				return err
+			}
+			for _, k := range idx[:n] {
+				done[k] = true
+				l.sent(out[k])
+			}
+			idx = idx[n:]
+		}
+	}
+	return nil
+}
+
+// sent releases what the link keeps of m once its send started.
+func (l *Link) sent(m linkMsg) {
+	if m.spare {
+		l.Reuse(m.msg) // MPI sends a copy
+	}
+}
+
+// requeue queues out again, before what was queued meanwhile.
+func (l *Link) requeue(out []linkMsg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range out {
+		l.outBytes += len(m.msg)
+	}
+	l.out = append(slices.Clone(out), l.out...)
+}
+
+// isend starts the send of one message of the given kind (packOne,
+// packMany) holding data.
+func (l *Link) isend(to int, kind byte, data []byte) error {
+	req := &Request{}
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	rc := C.scout_link_isend(C.char(kind), p, C.int(len(data)), C.int(to), C.int(l.tag), l.c.c, &req.r, &req.mem)
+	if err := check("MPI_Isend", rc); err != nil {
+		C.free(req.mem)
+		return err
+	}
+	l.pending = append(l.pending, req)
+	l.msgs++
+	return nil
 }
 
 // idle waits before the next poll: it yields for a few rounds, then
@@ -256,6 +425,9 @@ func (l *Link) probe() (busy bool, from int, buf []byte, err error) {
 	if busy, err = l.progress(true); err != nil {
 		return busy, 0, nil, err
 	}
+	if from, frame, ok := l.unpacked(); ok {
+		return true, from, frame, nil
+	}
 	var flag, src, count C.int
 	var msg C.MPI_Message
 	if err := check("MPI_Improbe", C.scout_link_improbe(C.scout_any_source(), C.int(l.tag), l.c.c, &flag, &msg, &src, &count)); err != nil {
@@ -268,6 +440,57 @@ func (l *Link) probe() (busy bool, from int, buf []byte, err error) {
 	return true, from, buf, err
 }
 
+// unpacked returns the next frame of the last pack received, if any.
+// The caller holds l.calls.
+func (l *Link) unpacked() (from int, frame []byte, ok bool) {
+	if len(l.in) == 0 {
+		return 0, nil, false
+	}
+	f := l.in[0]
+	l.in[0] = inFrame{}
+	l.in = l.in[1:]
+	if len(l.in) == 0 {
+		l.in = nil
+	}
+	return f.from, f.frame, true
+}
+
+// unpack returns the first frame of msg, a message from process from,
+// and keeps the others of a pack for unpacked. The caller holds
+// l.calls.
+func (l *Link) unpack(from int, msg []byte) ([]byte, error) {
+	if len(msg) == 0 {
+		return nil, fmt.Errorf("mpi: empty message from process %d", from)
+	}
+	switch msg[0] {
+	case packOne:
+		return msg[1:], nil
+	case packMany:
+		var first []byte
+		rest, n := msg[1:], 0
+		for len(rest) > 0 {
+			size, w := binary.Uvarint(rest)
+			if w <= 0 || size > uint64(len(rest)-w) {
+				return nil, fmt.Errorf("mpi: pack of %d bytes from process %d: frame %d at offset %d: bad length", len(msg), from, n, len(msg)-len(rest))
+			}
+			end := w + int(size)
+			f := rest[w:end:end] // (a capacity of its own: never reused, see Reuse)
+			rest = rest[end:]
+			if n == 0 {
+				first = f
+			} else {
+				l.in = append(l.in, inFrame{from, f})
+			}
+			n++
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("mpi: empty pack from process %d", from)
+		}
+		return first, nil
+	}
+	return nil, fmt.Errorf("mpi: message of %d bytes from process %d: unknown kind %d", len(msg), from, msg[0])
+}
+
 // mrecv receives the matched message msg of count bytes from src. The
 // caller holds l.calls.
 func (l *Link) mrecv(src int, count C.int, msg *C.MPI_Message) (int, []byte, error) {
@@ -275,7 +498,8 @@ func (l *Link) mrecv(src int, count C.int, msg *C.MPI_Message) (int, []byte, err
 	if err := check("MPI_Mrecv", C.scout_link_mrecv(unsafe.Pointer(&buf[0]), count, msg)); err != nil {
 		return 0, nil, err
 	}
-	return src, buf[:count], nil // (its capacity stays, for Reuse)
+	frame, err := l.unpack(src, buf[:count]) // (a single frame keeps the capacity, for Reuse)
+	return src, frame, err
 }
 
 // reuseMin is the size from which a received buffer is worth reusing;
@@ -339,6 +563,15 @@ func (l *Link) Queued() <-chan struct{} { return l.wake }
 // must be called on the goroutine that called Init, or on any when
 // Shared.
 func (l *Link) Progress() error {
+	if l.batch.Load() {
+		l.mu.Lock()
+		due := len(l.out) > 0 && l.dueLocked()
+		l.mu.Unlock()
+		if !due {
+			l.resched()
+			return nil
+		}
+	}
 	l.calls.Lock()
 	_, err := l.progress(false)
 	l.calls.Unlock()
@@ -446,6 +679,8 @@ func (l *Link) Close() error {
 	// communicator does not receive them.
 	l.calls.Lock()
 	defer l.calls.Unlock()
+	l.dropped += len(l.in) // (frames of a pack received, never asked for)
+	l.in = nil
 	for {
 		var flag, src, count C.int
 		var msg C.MPI_Message
@@ -455,6 +690,7 @@ func (l *Link) Close() error {
 		if _, _, derr := l.mrecv(int(src), count, &msg); derr != nil {
 			return errors.Join(err, derr)
 		}
-		l.dropped++
+		l.dropped += 1 + len(l.in)
+		l.in = nil
 	}
 }

@@ -4,6 +4,7 @@ package mpi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"scout/hpc"
 )
@@ -549,6 +551,124 @@ func TestLinkResched(t *testing.T) {
 		}
 		if again := l.sched.Load(); again != at && time.Duration(again-at) < reschedEvery {
 			t.Errorf("%s: passed through the scheduler again after %v", call.name, time.Duration(again-at))
+		}
+	}
+}
+
+// TestLinkPack: with Batch, frames to one process travel packed, fewer
+// messages than frames, and arrive complete and in order from every
+// process (itself included), a frame too large for a pack among them.
+func TestLinkPack(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w := World()
+	procs, me := w.Size(), w.Rank()
+	const frames, large = 3*packCount + 5, 77
+	frame := func(from, to, k int) []byte {
+		n := 3 + k%50
+		if k == large {
+			n = packFrameMax + 1
+		}
+		b := make([]byte, n)
+		b[0], b[1], b[2] = byte(from), byte(to), byte(k)
+		for i := 3; i < n; i++ {
+			b[i] = byte(from*7 + k + i)
+		}
+		return b
+	}
+	l := NewLink(w, 940)
+	l.Batch(true)
+	for k := range frames {
+		for to := range procs {
+			if err := l.Send(to, frame(me, to, k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next := make([]int, procs) // the next frame expected from each process
+	for n := 0; n < procs*frames; n++ {
+		var from int
+		var msg []byte
+		for {
+			f, m, ok, err := l.Poll(time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				from, msg = f, m
+				break
+			}
+		}
+		if from < 0 || from >= procs || next[from] >= frames {
+			t.Fatalf("a frame from process %d beyond the %d sent", from, frames)
+		}
+		if want := frame(from, me, next[from]); !bytes.Equal(msg, want) {
+			t.Fatalf("frame %d from process %d: %d bytes %v…, want %d bytes %v…", next[from], from, len(msg), msg[:min(len(msg), 3)], len(want), want[:3])
+		}
+		next[from]++
+	}
+	l.Batch(false)
+	if l.msgs >= procs*frames/2 {
+		t.Errorf("%d frames went in %d messages", procs*frames, l.msgs)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLinkUnpack: a message that is not a frame or a valid pack of
+// frames is an error naming the sender, not a panic.
+func TestLinkUnpack(t *testing.T) {
+	pack := func(frames ...[]byte) []byte {
+		b := []byte{packMany}
+		for _, f := range frames {
+			b = binary.AppendUvarint(b, uint64(len(f)))
+			b = append(b, f...)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		want [][]byte // frames; nil: an error
+	}{
+		{"one", []byte{packOne, 1, 2}, [][]byte{{1, 2}}},
+		{"one empty", []byte{packOne}, [][]byte{{}}},
+		{"pack", pack([]byte{1}, nil, []byte{2, 3}), [][]byte{{1}, {}, {2, 3}}},
+		{"empty", nil, nil},
+		{"unknown kind", []byte{7, 1}, nil},
+		{"empty pack", []byte{packMany}, nil},
+		{"length beyond the end", append(pack([]byte{1}), 5, 1), nil},
+		{"bad varint", append(pack([]byte{1}), 0xff), nil},
+	} {
+		l := &Link{}
+		first, err := l.unpack(3, tc.msg)
+		if tc.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "process 3") {
+				t.Errorf("%s: error %v, want one naming process 3", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		got := [][]byte{first}
+		for {
+			from, f, ok := l.unpacked()
+			if !ok {
+				break
+			}
+			if from != 3 {
+				t.Errorf("%s: a frame from %d, want 3", tc.name, from)
+			}
+			got = append(got, f)
+		}
+		if d := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s: frames (-want +got):\n%s", tc.name, d)
 		}
 	}
 }
