@@ -89,7 +89,9 @@ import (
 // MPI call of the link: waking the goroutine that drives the link, a
 // thread of its own, for every message cost more than the replay (a
 // backward replay of 4 ranks on 2 processes took 10 times as long as on
-// 1 or 4).
+// 1 or 4). Frames queued together for one process go as one message (a
+// pack, see packOne); with Batch, Send and Progress leave the queue to
+// the next poll unless it is long or old (see packCount).
 type Link struct {
 	c   *Comm
 	tag int
