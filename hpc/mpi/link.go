@@ -5,8 +5,6 @@ package mpi
 /*
 #include <mpi.h>
 #include <sched.h>
-#include <stdlib.h>
-#include <string.h>
 
 static int scout_any_source(void) { return MPI_ANY_SOURCE; }
 
@@ -37,18 +35,6 @@ static int scout_link_poll(int tag, MPI_Comm comm, double usec, int *flag, MPI_M
 	}
 }
 
-// scout_link_isend copies kind and buf into C memory, as one message,
-// and starts a non-blocking send of it; *mem receives the copy, to be
-// freed when the request completes.
-static int scout_link_isend(char kind, const void *buf, int n, int dest, int tag, MPI_Comm comm, MPI_Request *req, void **mem) {
-	char *p = malloc(n + 1);
-	if (!p) return MPI_ERR_NO_MEM;
-	p[0] = kind;
-	if (n > 0) memcpy(p + 1, buf, n);
-	*mem = p;
-	return MPI_Isend(p, n + 1, MPI_BYTE, dest, tag, comm, req);
-}
-
 static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
 	return MPI_Mrecv(buf, n, MPI_BYTE, msg, MPI_STATUS_IGNORE);
 }
@@ -56,6 +42,7 @@ static int scout_link_mrecv(void *buf, int n, MPI_Message *msg) {
 import "C"
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -142,6 +129,9 @@ const (
 	packOne  = 0
 	packMany = 1
 )
+
+// kinds holds the kind bytes, to send from (isend).
+var kinds = [...]byte{packOne: packOne, packMany: packMany}
 
 // Frames to one process that are queued together go as one message of
 // at most packMax bytes; a frame of more than packFrameMax goes alone.
@@ -269,71 +259,43 @@ func (l *Link) progress(sweep bool) (bool, error) {
 	return busy, nil
 }
 
-// start starts the sends of out, in order: the frames to one process
+// start starts the sends of out: the frames to one process in order,
 // as few messages, each a pack of up to packCount frames and packMax
 // bytes (a frame larger than packFrameMax alone). The caller holds
-// l.calls. On an error the sends not started are queued again, in
-// order.
+// l.calls. On an error the sends not started are queued again.
 func (l *Link) start(out []linkMsg) error {
-	if len(out) == 1 {
-		if err := l.isend(out[0].to, packOne, out[0].msg); err != nil {
-			l.requeue(out)
+	// by process (frames to different processes need no order)
+	slices.SortStableFunc(out, func(a, b linkMsg) int { return cmp.Compare(a.to, b.to) })
+	for i := 0; i < len(out); {
+		to := out[i].to
+		j, size := i, 0 // the pack: out[i:j]
+		for ; j < len(out) && out[j].to == to && j-i < packCount; j++ {
+			f := len(out[j].msg)
+			if f > packFrameMax || size+f+binary.MaxVarintLen32 > packMax {
+				break
+			}
+			size += f + binary.MaxVarintLen32
+		}
+		var err error
+		if j-i <= 1 {
+			j = i + 1
+			err = l.isend(to, packOne, out[i].msg)
+		} else {
+			l.pack = l.pack[:0]
+			for _, m := range out[i:j] {
+				l.pack = binary.AppendUvarint(l.pack, uint64(len(m.msg)))
+				l.pack = append(l.pack, m.msg...)
+			}
+			err = l.isend(to, packMany, l.pack)
+		}
+		if err != nil {
+			l.requeue(out[i:])
 			return err
 		}
-		l.sent(out[0])
-		return nil
-	}
-	// each process's frames, in order, as runs of indexes into out
-	var first [8]int
-	order := first[:0] // processes in the order of their first frame
-	next := make(map[int][]int, 4)
-	for k, m := range out {
-		if _, ok := next[m.to]; !ok {
-			order = append(order, m.to)
+		for _, m := range out[i:j] {
+			l.sent(m)
 		}
-		next[m.to] = append(next[m.to], k)
-	}
-	done := make([]bool, len(out))
-	for _, to := range order {
-		idx := next[to]
-		for len(idx) > 0 {
-			n, size := 0, 0
-			for _, k := range idx {
-				f := len(out[k].msg)
-				if n == packCount || f > packFrameMax || size+f+binary.MaxVarintLen32 > packMax {
-					break
-				}
-				n++
-				size += f + binary.MaxVarintLen32
-			}
-			var err error
-			if n <= 1 {
-				n = 1
-				err = l.isend(to, packOne, out[idx[0]].msg)
-			} else {
-				l.pack = l.pack[:0]
-				for _, k := range idx[:n] {
-					l.pack = binary.AppendUvarint(l.pack, uint64(len(out[k].msg)))
-					l.pack = append(l.pack, out[k].msg...)
-				}
-				err = l.isend(to, packMany, l.pack)
-			}
-			if err != nil {
-				var rest []linkMsg
-				for k, m := range out {
-					if !done[k] {
-						rest = append(rest, m)
-					}
-				}
-				l.requeue(rest)
-				return err
-			}
-			for _, k := range idx[:n] {
-				done[k] = true
-				l.sent(out[k])
-			}
-			idx = idx[n:]
-		}
+		i = j
 	}
 	return nil
 }
@@ -358,14 +320,8 @@ func (l *Link) requeue(out []linkMsg) {
 // isend starts the send of one message of the given kind (packOne,
 // packMany) holding data.
 func (l *Link) isend(to int, kind byte, data []byte) error {
-	req := &Request{}
-	var p unsafe.Pointer
-	if len(data) > 0 {
-		p = unsafe.Pointer(&data[0])
-	}
-	rc := C.scout_link_isend(C.char(kind), p, C.int(len(data)), C.int(to), C.int(l.tag), l.c.c, &req.r, &req.mem)
-	if err := check("MPI_Isend", rc); err != nil {
-		C.free(req.mem)
+	req, err := l.c.isend(to, l.tag, kinds[kind:kind+1], data)
+	if err != nil {
 		return err
 	}
 	l.pending = append(l.pending, req)

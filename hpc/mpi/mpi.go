@@ -23,14 +23,16 @@ static MPI_Comm scout_null(void) { return MPI_COMM_NULL; }
 static MPI_Datatype scout_byte(void) { return MPI_BYTE; }
 static int scout_undefined(void) { return MPI_UNDEFINED; }
 
-// scout_isend copies buf into C memory and starts a non-blocking send of
-// it; *mem receives the copy, to be freed when the request completes.
-static int scout_isend(const void *buf, int n, int dest, int tag, MPI_Comm comm, MPI_Request *req, void **mem) {
-	void *p = malloc(n > 0 ? n : 1);
+// scout_isend copies head (hn bytes) and buf (n bytes) into C memory,
+// as one message, and starts a non-blocking send of it; *mem receives
+// the copy, to be freed when the request completes.
+static int scout_isend(const void *head, int hn, const void *buf, int n, int dest, int tag, MPI_Comm comm, MPI_Request *req, void **mem) {
+	char *p = malloc(hn + n > 0 ? hn + n : 1);
 	if (!p) return MPI_ERR_NO_MEM;
-	if (n > 0) memcpy(p, buf, n);
+	if (hn > 0) memcpy(p, head, hn);
+	if (n > 0) memcpy(p + hn, buf, n);
 	*mem = p;
-	return MPI_Isend(p, n, MPI_BYTE, dest, tag, comm, req);
+	return MPI_Isend(p, hn + n, MPI_BYTE, dest, tag, comm, req);
 }
 
 static int scout_probe_count(int src, int tag, MPI_Comm comm, int *count) {
@@ -229,12 +231,20 @@ type Request struct {
 // Isend starts sending a copy of data to dest; the caller may reuse data
 // at once.
 func (c *Comm) Isend(dest, tag int, data []byte) (*Request, error) {
+	return c.isend(dest, tag, nil, data)
+}
+
+// isend is Isend of head followed by data, as one message.
+func (c *Comm) isend(dest, tag int, head, data []byte) (*Request, error) {
 	req := &Request{}
-	var p unsafe.Pointer
+	var h, p unsafe.Pointer
+	if len(head) > 0 {
+		h = unsafe.Pointer(&head[0])
+	}
 	if len(data) > 0 {
 		p = unsafe.Pointer(&data[0])
 	}
-	rc := C.scout_isend(p, C.int(len(data)), C.int(dest), C.int(tag), c.c, &req.r, &req.mem)
+	rc := C.scout_isend(h, C.int(len(head)), p, C.int(len(data)), C.int(dest), C.int(tag), c.c, &req.r, &req.mem)
 	if err := check("MPI_Isend", rc); err != nil {
 		C.free(req.mem)
 		return nil, err
