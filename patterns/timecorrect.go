@@ -339,18 +339,7 @@ func (k *clock) upTo(i int) {
 			ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
 			continue
 		}
-		// value + max(δ, γ·Δt) is max(value + δ, value + γ·Δt) to the
-		// bit (rounding is monotonic); comparisons instead of max, which
-		// minds NaNs and signed zeros (there are none): this loop is the
-		// serial walk's busiest
-		step := float64(clcGamma * (cur - prev))
-		if step < clcDelta {
-			step = clcDelta
-		}
-		value += step
-		if value < cur {
-			value = cur
-		}
+		value = advance(value, prev, cur)
 		prev = cur
 		ts[j] = value
 		last = value - cur // (never negative)
@@ -374,9 +363,28 @@ func (k *clock) upTo(i int) {
 
 // tick advances the clock to event time t, as an internal event.
 func (k *clock) tick(t float64) float64 {
-	k.value = max(max(k.value+clcDelta, k.value+float64(clcGamma*(t-k.prev))), t)
+	k.value = advance(k.value, k.prev, t)
 	k.prev = t
 	return k.value
+}
+
+// advance returns the clock at an internal event at time cur whose
+// predecessor, at time prev, has the clock value:
+// max(value + δ, value + γ·(cur − prev), cur). value + max(δ, γ·Δt) is
+// max(value + δ, value + γ·Δt) to the bit (rounding is monotonic), and
+// comparisons replace max, which minds NaNs and signed zeros (there are
+// none): upTo's loop, which calls it for most events, is the serial
+// walk's busiest.
+func advance(value, prev, cur float64) float64 {
+	step := float64(clcGamma * (cur - prev))
+	if step < clcDelta {
+		step = clcDelta
+	}
+	value += step
+	if value < cur {
+		value = cur
+	}
+	return value
 }
 
 // intern amortizes internal event i.
