@@ -857,10 +857,8 @@ func TestFreeBuffersBounded(t *testing.T) {
 	free := -1
 	err := RunInProcess(2, func(c Comm) error {
 		if c.Rank() == 0 {
-			for i := range inFlight {
-				if err := c.Send(1, 1, []byte{byte(i)}); err != nil {
-					return err
-				}
+			if err := sendNumbered(c, 1, 1, inFlight); err != nil {
+				return err
 			}
 			if err := c.Send(1, 2, nil); err != nil { // all sent
 				return err
@@ -870,14 +868,8 @@ func TestFreeBuffersBounded(t *testing.T) {
 		if _, err := c.Recv(0, 2); err != nil {
 			return err
 		}
-		for i := range inFlight {
-			m, err := c.Recv(0, 1)
-			if err != nil {
-				return err
-			}
-			if len(m) != 1 || m[0] != byte(i) {
-				return fmt.Errorf("message %d reads %v", i, m)
-			}
+		if err := recvNumbered(c, 0, 1, inFlight); err != nil {
+			return err
 		}
 		if _, err := c.Recv(0, 3); err != nil { // hands the last buffer back
 			return err
@@ -894,6 +886,32 @@ func TestFreeBuffersBounded(t *testing.T) {
 	if free < 1 || free > maxFree {
 		t.Errorf("rank 1 keeps %d spare buffers after %d messages in flight, want 1 to %d", free, inFlight, maxFree)
 	}
+}
+
+// sendNumbered sends messages 0 to n-1 to rank to with tag, each its
+// number in one byte.
+func sendNumbered(c Comm, to, tag, n int) error {
+	for i := range n {
+		if err := c.Send(to, tag, []byte{byte(i)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recvNumbered receives n messages from rank from with tag and checks
+// that they are sendNumbered's, in order.
+func recvNumbered(c Comm, from, tag, n int) error {
+	for i := range n {
+		m, err := c.Recv(from, tag)
+		if err != nil {
+			return err
+		}
+		if len(m) != 1 || m[0] != byte(i) {
+			return fmt.Errorf("message %d from rank %d reads %v", i, from, m)
+		}
+	}
+	return nil
 }
 
 // TestMeetNoAllocs: in-process collectives that meet reuse the
@@ -990,10 +1008,8 @@ func TestDrain(t *testing.T) {
 			defer wg.Done()
 			errs[p] = RunHosted(links[p], []int{0, 1}, func(c Comm) error {
 				if c.Rank() == 1 {
-					for i := range ahead {
-						if err := c.Send(0, 1, []byte{byte(i)}); err != nil {
-							return err
-						}
+					if err := sendNumbered(c, 0, 1, ahead); err != nil {
+						return err
 					}
 					close(sent)
 					for range sends {
@@ -1011,16 +1027,7 @@ func TestDrain(t *testing.T) {
 					}
 				}
 				after = queued()
-				for i := range ahead {
-					b, err := c.Recv(1, 1)
-					if err != nil {
-						return err
-					}
-					if len(b) != 1 || b[0] != byte(i) {
-						return fmt.Errorf("message %d: got %v", i, b)
-					}
-				}
-				return nil
+				return recvNumbered(c, 1, 1, ahead)
 			})
 		}()
 	}
