@@ -194,8 +194,8 @@ func CollParts(srcs []StatSource) [][]CollPart {
 			defer wg.Done()
 			j := &partJoin{}
 			for _, k := range order {
-				j.fill(srcs[k], func(pattern uint8, op patterns.CollKey) bool {
-					return workers == 1 || collOwner(pattern, op, workers) == w
+				j.fill(srcs[k], func(op patterns.CollKey) bool {
+					return workers == 1 || collOwner(op, workers) == w
 				})
 				j.join()
 			}
@@ -250,22 +250,16 @@ func (j *partJoin) room(n int) {
 // the order of their operations, mostly, but those of several patterns
 // interleaved: making the parts in the order found and sorting them
 // (sortParts) moved every part once more.
-func (j *partJoin) fill(s StatSource, keep func(pattern uint8, op patterns.CollKey) bool) {
+func (j *partJoin) fill(s StatSource, keep func(op patterns.CollKey) bool) {
 	var pb partBuckets
-	for in := range s.Colls.All {
-		if keep(in.Pattern, in.Coll) {
-			pb.count(in.Pattern, in.Coll.Comm)
-		}
+	for _, in := range s.Colls.Select(keep) {
+		pb.count(in.Pattern, in.Coll.Comm)
 	}
 	total := pb.place()
 	j.room(total)
 	buf := j.buf[:total]
-	i := 0
-	for in := range s.Colls.All {
-		if keep(in.Pattern, in.Coll) {
-			buf[pb.slot(in.Pattern, in.Coll.Comm)] = instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)}) // its wait is MaxWait
-		}
-		i++
+	for i, in := range s.Colls.Select(keep) {
+		buf[pb.slot(in.Pattern, in.Coll.Comm)] = instancePart(&in, StatPos{s.Rank, s.Thread, int64(i)}) // its wait is MaxWait
 	}
 	pb.sortEach(buf)
 	j.buf = buf
@@ -493,10 +487,11 @@ func MergeCollParts(parts []CollPart) []CollPart {
 }
 
 // collOwner returns which of procs processes aggregates the instances of
-// pattern in collective operation key (a hash of both, so that the
-// operations of one communicator spread).
-func collOwner(pattern uint8, key patterns.CollKey, procs int) int {
-	h := uint64(key.Comm)*0x9e3779b97f4a7c15 ^ uint64(uint32(key.Seq))*0xc2b2ae3d27d4eb4f ^ uint64(pattern)
+// collective operation key, of all patterns (a hash, so that the
+// operations of one communicator spread; the instances of one
+// operation on a location follow one another, CollInstances.Select).
+func collOwner(key patterns.CollKey, procs int) int {
+	h := uint64(key.Comm)*0x9e3779b97f4a7c15 ^ uint64(uint32(key.Seq))*0xc2b2ae3d27d4eb4f
 	h ^= h >> 29
 	return int(h % uint64(procs))
 }
@@ -877,7 +872,7 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 	}()
 	mine := &partJoin{}
 	for _, s := range srcs {
-		mine.fill(s, func(pattern uint8, op patterns.CollKey) bool { return collOwner(pattern, op, procs) == me })
+		mine.fill(s, func(op patterns.CollKey) bool { return collOwner(op, procs) == me })
 		mine.join()
 	}
 	// The received chunks join in batches of their own.
@@ -907,18 +902,15 @@ func ExchangeCollParts(srcs []StatSource, procs, me int, exchange func(to, from 
 			mine.join()
 			return nil
 		}
+		theirs := func(op patterns.CollKey) bool { return collOwner(op, procs) == to }
 		for _, s := range srcs {
-			i := 0
-			for in := range s.Colls.All {
-				if collOwner(in.Pattern, in.Coll, procs) == to {
-					if len(out)+instanceSize > cap(out) {
-						if err := flush(true); err != nil {
-							return nil, err
-						}
+			for i, in := range s.Colls.Select(theirs) {
+				if len(out)+instanceSize > cap(out) {
+					if err := flush(true); err != nil {
+						return nil, err
 					}
-					out = appendInstance(out, &in, StatPos{s.Rank, s.Thread, int64(i)})
 				}
-				i++
+				out = appendInstance(out, &in, StatPos{s.Rank, s.Thread, int64(i)})
 			}
 		}
 		if err := flush(false); err != nil {

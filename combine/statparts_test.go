@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -429,4 +430,58 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// BenchmarkExchangeCollParts aggregates the collective instances of an
+// HPCG-like trace at M = 4 (ExchangeCollParts, four processes over
+// channels): a rank per process, 66 666 N×N operations each with a wait
+// and a completion instance on every rank.
+func BenchmarkExchangeCollParts(b *testing.B) {
+	const procs, ops = 4, 66666
+	nxn := uint8(slices.Index(patterns.StatPatterns, "mpi_wait_nxn"))
+	compl := uint8(slices.Index(patterns.StatPatterns, "mpi_nxn_completion"))
+	rng := rand.New(rand.NewPCG(5, 6))
+	sources := func() [][]StatSource {
+		blocks := make([][]StatSource, procs)
+		for r := range procs {
+			s := source(int32(r), 0, nil, nil)
+			for op := range ops {
+				at := float64(op) * 1e-4
+				key := patterns.CollKey{Comm: 0, Seq: int32(op)}
+				s.Add(patterns.Instance{Pattern: nxn, Enter: at, Exit: at + 5e-5, Duration: float64(rng.IntN(50)) * 1e-6,
+					Callpath: 7, Rank: int32(r), Coll: key})
+				s.Add(patterns.Instance{Pattern: compl, Enter: at + 4e-5, Exit: at + 5e-5, Duration: 1e-6,
+					Callpath: 7, Rank: int32(r), Coll: key})
+			}
+			blocks[r] = []StatSource{s}
+		}
+		return blocks
+	}
+	for b.Loop() {
+		b.StopTimer()
+		blocks := sources()
+		wire := make([][]chan []byte, procs) // from → to
+		for p := range wire {
+			wire[p] = make([]chan []byte, procs)
+			for q := range wire[p] {
+				wire[p][q] = make(chan []byte, 1)
+			}
+		}
+		b.StartTimer()
+		var wg sync.WaitGroup
+		for me := range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parts, err := ExchangeCollParts(blocks[me], procs, me, func(to, from int, b []byte) ([]byte, error) {
+					wire[me][to] <- bytes.Clone(b)
+					return <-wire[from][me], nil
+				})
+				if err != nil || len(parts) == 0 {
+					panic(fmt.Sprint(len(parts), err))
+				}
+			}()
+		}
+		wg.Wait()
+	}
 }

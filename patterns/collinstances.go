@@ -1,6 +1,10 @@
 package patterns
 
-import "scout/internal/intern"
+import (
+	"iter"
+
+	"scout/internal/intern"
+)
 
 // CollInstances holds a location's instances in collective operations,
 // in the order found, column by column in chunks. The instances of one
@@ -115,6 +119,37 @@ func (k *collChunk) each(groups []collGroup, yield func(Instance) bool) bool {
 		}
 	}
 	return true
+}
+
+// Select yields the instances of the operations for which keep is true,
+// each with its index in the order of All. keep sees each row once (an
+// operation on the location, whose instances follow one another), so
+// that a caller that splits the instances by operation skips the others
+// at the cost of a call per row.
+func (c *CollInstances) Select(keep func(CollKey) bool) iter.Seq2[int, Instance] {
+	return func(yield func(int, Instance) bool) {
+		at := 0
+		for _, k := range c.chunks {
+			j := 0
+			for r, seq := range k.seq {
+				n := int(k.count[r])
+				g := c.groups.Values[k.group[r]]
+				if !keep(CollKey{g.comm, seq}) {
+					j += n
+					continue
+				}
+				for x := range n {
+					in := Instance{Enter: k.enter[j+x], Exit: k.exit[r], Duration: k.dur[j+x], Callpath: k.callpath[r], Rank: g.rank,
+						Coll: CollKey{g.comm, seq}, Pattern: k.pattern[j+x]}
+					if !yield(at+j+x, in) {
+						return
+					}
+				}
+				j += n
+			}
+			at += j
+		}
+	}
 }
 
 // MapCallpaths replaces every instance's call path cp by f(cp).

@@ -61,7 +61,8 @@ func TestStatisticsAdd(t *testing.T) {
 // TestCollInstances: the instances come back as they were added, in
 // order, whether they share a row (an operation's end, call path, key
 // and rank) or not, across chunks and beyond 255 instances of a row;
-// MapCallpaths maps them and Drain empties the collection.
+// Select picks those of some operations; MapCallpaths maps them and
+// Drain empties the collection.
 func TestCollInstances(t *testing.T) {
 	var want []patterns.Instance
 	for i := range 20_000 {
@@ -85,6 +86,27 @@ func TestCollInstances(t *testing.T) {
 	all := func() []patterns.Instance { return slices.Collect(iter.Seq[patterns.Instance](c.All)) }
 	if d := cmp.Diff(want, all()); d != "" || c.Len() != len(want) {
 		t.Fatalf("%d instances, want %d (-want +got):\n%s", c.Len(), len(want), d)
+	}
+	// Select yields the instances of the operations kept, with their
+	// places in All's order
+	for _, every := range []int32{1, 2, 5} {
+		keep := func(k patterns.CollKey) bool { return k.Seq%every == 0 }
+		var wantAt, gotAt []int
+		var wantSel, gotSel []patterns.Instance
+		for i, in := range want {
+			if keep(in.Coll) {
+				wantAt, wantSel = append(wantAt, i), append(wantSel, in)
+			}
+		}
+		for i, in := range c.Select(keep) {
+			gotAt, gotSel = append(gotAt, i), append(gotSel, in)
+		}
+		if d := cmp.Diff(wantSel, gotSel); d != "" {
+			t.Errorf("every %d-th operation selected (-want +got):\n%s", every, d)
+		}
+		if d := cmp.Diff(wantAt, gotAt); d != "" {
+			t.Errorf("every %d-th operation selected: places (-want +got):\n%s", every, d)
+		}
 	}
 	c.MapCallpaths(func(cp uint32) uint32 { return cp + 100 })
 	for i := range want {
