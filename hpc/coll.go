@@ -230,8 +230,16 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	if oneWay {
 		return out, err
 	}
+	// On an error the members of this process get it at once, after the
+	// others (deliverAll): one that returns it fails the run, and a
+	// member told after that would return the abort instead.
+	var local []wakeMember
 	for i := range n {
 		if i == coord {
+			continue
+		}
+		if r := w.ranks[c.info.members[i]]; r != nil && err != nil {
+			local = append(local, wakeMember{r, key{comm: c.info.id, src: c.me.id, tag: tagDown}})
 			continue
 		}
 		encode := func() []byte {
@@ -245,6 +253,9 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 		if perr := c.postColl(i, tagDown, message{kind: msgReply, out: out, err: err}, encode); perr != nil {
 			return nil, perr
 		}
+	}
+	if len(local) > 0 {
+		w.deliverAll(local, message{kind: msgReply, err: err})
 	}
 	return out, err
 }

@@ -144,8 +144,15 @@ func (c *comm) meet(ct *contrib, seq int, callErr string) (*reply, error) {
 	mt.mu.Unlock()
 	// (the next call cannot complete before every member that waits
 	// has its result: it needs them)
-	for _, wm := range wake {
-		w.deliver(wm.r, wm.k, message{kind: msgReply, out: out, err: err})
+	if err != nil {
+		// A member that returns the call's error fails the run; a
+		// member woken after that would see the failure first and
+		// return the abort instead of the call's error.
+		w.deliverAll(wake, message{kind: msgReply, err: err})
+	} else {
+		for _, wm := range wake {
+			w.deliver(wm.r, wm.k, message{kind: msgReply, out: out})
+		}
 	}
 	if oneWay {
 		return nil, nil // a failed gather fails on the root

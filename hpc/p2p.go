@@ -1,7 +1,9 @@
 package hpc
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -222,6 +224,24 @@ func (w *world) deliver(r *rank, k key, payload message) {
 	r.mu.Lock()
 	w.deliverLocked(r, k, payload)
 	r.mu.Unlock()
+}
+
+// deliverAll delivers payload to every rank of ws at once: it holds all
+// their locks while it does (taken in the order of the ranks' ids, as
+// lockRanks takes them), so that none of them sees its message, or a
+// failure that another's message causes, before all have theirs (a
+// waiting rank takes its message before it looks for a failure).
+func (w *world) deliverAll(ws []wakeMember, payload message) {
+	slices.SortFunc(ws, func(a, b wakeMember) int { return cmp.Compare(a.r.id, b.r.id) })
+	for _, wm := range ws {
+		wm.r.mu.Lock()
+	}
+	for _, wm := range ws {
+		w.deliverLocked(wm.r, wm.k, payload)
+	}
+	for _, wm := range ws {
+		wm.r.mu.Unlock()
+	}
 }
 
 // deliverLocked is deliver; the caller holds r.mu.
