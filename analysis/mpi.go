@@ -72,15 +72,12 @@ func (o *opening) open(p Plan) {
 	if procs > ranks {
 		return
 	}
-	if procs > 1 && os.Getenv("GOGC") == "" {
-		// A process's heap is small beside its tables and the
-		// libraries, and the replay waits on its partners more than on
-		// the collector: collecting at a quarter's growth, not at half
-		// as in-process (cmd/scout), took 1-3 MB off the peak of the
-		// bench traces at M = 4 at no measurable cost in time (in
-		// process it cost 6-10 %).
-		debug.SetGCPercent(25)
-	}
+	// A process's heap is small beside its tables and the libraries,
+	// and the replay waits on its partners more than on the collector:
+	// collecting at a quarter's growth, not at half as in-process
+	// (cmd/scout), took 1-3 MB off the peak of the bench traces at M = 4
+	// at no measurable cost in time (in process it cost 6-10 %).
+	tuneGC(procs, 25)
 	// Application rank r is analyzed by process place[r]: one rank per
 	// process when there are as many processes as ranks, else blocks of
 	// consecutive ranks, whose messages stay in memory.
@@ -102,6 +99,15 @@ func (o *opening) open(p Plan) {
 	}
 	if h := bindingHint(len(o.masters)+len(o.threads), runtime.NumCPU(), onlineCPUs()); h != "" {
 		s.log.Printf("%s", h)
+	}
+}
+
+// tuneGC sets the collector's percentage (GOGC) of a process of an MPI
+// job of procs processes, unless the user set GOGC or the process is
+// the job's only one (it then collects as in-process, cmd/scout).
+func tuneGC(procs, percent int) {
+	if procs > 1 && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
 	}
 }
 
@@ -233,18 +239,16 @@ func RunMPI(ctx context.Context, p Plan) (*combine.Report, error) {
 		return fail(err)
 	}
 	releaseTraces()
-	if procs > 1 && os.Getenv("GOGC") == "" {
-		// The peak is behind: it comes at the end of the replay, and the
-		// trace's tables are gone now (the HPCG-like bench trace at M =
-		// 4: 55 MiB at the end of the replay, 25-33 MiB from then on).
-		// What follows (the statistics, the results) allocates on a heap
-		// of a few MiB, which at a quarter's growth (open) was collected
-		// every few hundred KiB: 37 collections after the replay, 16 at
-		// doubling, at some 7 ms of processor time each with two
-		// processes per core (the collector's stops wait for threads
-		// the other processes hold off the processor).
-		debug.SetGCPercent(100)
-	}
+	// The peak is behind: it comes at the end of the replay, and the
+	// trace's tables are gone now (the HPCG-like bench trace at M = 4:
+	// 55 MiB at the end of the replay, 25-33 MiB from then on). What
+	// follows (the statistics, the results) allocates on a heap of a
+	// few MiB, which at a quarter's growth (open) was collected every
+	// few hundred KiB: 37 collections after the replay, 16 at doubling,
+	// at some 7 ms of processor time each with two processes per core
+	// (the collector's stops wait for threads the other processes hold
+	// off the processor).
+	tuneGC(procs, 100)
 	if stop, err := settle(w, failures); err != nil {
 		return fail(err)
 	} else if stop != nil {
