@@ -52,6 +52,9 @@ type ompBarrier struct {
 }
 
 func registerOmpBarrier(bus *replay.Bus) {
+	if !mayHaveOmp(bus) {
+		return
+	}
 	p := &ompBarrier{team: localtrace.None}
 	bus.On(replay.FwEnter, func(c *replay.Ctx) error {
 		if c.RegionClass(c.Index)&replay.ClassOmpParallel != 0 {

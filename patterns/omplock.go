@@ -21,6 +21,9 @@ import "scout/replay"
 // The releases come from the rank's lock table (replay.LockTable), which
 // holds every thread's.
 func registerOmpLock(bus *replay.Bus) {
+	if !mayHaveOmp(bus) {
+		return
+	}
 	var info OmpWaitInfo
 	bus.On(replay.FwLockAcquire, func(c *replay.Ctx) error {
 		l := c.Trace.Lock(c.Index)

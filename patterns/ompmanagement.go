@@ -40,6 +40,9 @@ type OmpTeamInfo struct {
 var OmpTeamFound = replay.NewEvent[OmpTeamInfo]("OmpTeam")
 
 func registerOmpManagement(bus *replay.Bus) {
+	if !mayHaveOmp(bus) {
+		return
+	}
 	p := &ompManagement{bus: bus}
 	var v [2]float64
 	bus.On(replay.FwEnter, func(c *replay.Ctx) error {

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"testing"
@@ -339,5 +340,56 @@ func TestToyPattern(t *testing.T) {
 	)
 	if diff := cmp.Diff(map[string]float64{"visits main/MPI_Recv 1": 2}, got); diff != "" || count != 2 {
 		t.Errorf("count %d, values (-want +got):\n%s", count, diff)
+	}
+}
+
+// TestOpenMPSubscriptions: the OpenMP patterns subscribe to the events
+// they analyze (every Enter and Leave, lock acquisitions) only when the
+// trace defines an OpenMP region, or when its definitions are not known;
+// the replay then skips the Enter events of an MPI-only trace.
+func TestOpenMPSubscriptions(t *testing.T) {
+	withOmp := func(name, file string) *otf2.Defs {
+		d := tinytrace.Defs(2)
+		s := uint32(len(d.Strings))
+		d.Strings = append(d.Strings, otf2.String{Self: s, Value: name}, otf2.String{Self: s + 1, Value: file})
+		d.Regions = append(d.Regions, otf2.Region{Self: uint32(len(d.Regions)), Name: s, Canonical: s, File: s + 1,
+			Paradigm: uint8(otf2.ParadigmOpenMP), Role: 1})
+		return d
+	}
+	tests := []struct {
+		name string
+		defs *otf2.Defs // nil: not known
+		want []bool     // subscribers of FwEnter, FwLockAcquire
+	}{
+		{"MPI only", tinytrace.Defs(2), []bool{false, false}},
+		{"parallel region", withOmp("!$omp parallel @a.c:1", "a.c"), []bool{true, true}},
+		{"lock API", withOmp("omp_set_lock", "OMP"), []bool{true, true}},
+		{"definitions not known", nil, []bool{true, true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bus := &replay.Bus{}
+			if tc.defs != nil {
+				var buf bytes.Buffer // (decoded definitions are indexed)
+				if _, err := otf2.EncodeGlobalDefs(&buf, tc.defs, 1<<20); err != nil {
+					t.Fatal(err)
+				}
+				d, err := otf2.DecodeGlobalDefs(&buf, "defs", 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				env, err := replay.NewEnv(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bus.Env = env
+			}
+			patterns.Register(bus)
+			patterns.RegisterStatistics(bus)
+			got := []bool{bus.Has(replay.FwEnter), bus.Has(replay.FwLockAcquire)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("subscribed (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

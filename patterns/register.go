@@ -91,3 +91,13 @@ func Without(table []Pattern, skip Parts) []Pattern {
 	}
 	return out
 }
+
+// mayHaveOmp reports whether the trace replayed on bus may have OpenMP
+// regions: false when its definitions are known and define none. The
+// OpenMP patterns then subscribe nothing: their callbacks at every Enter
+// and Leave, and the replay's stops at the Enter events for them, took a
+// fifth of the forward pass's processor time on an MPI-only trace (the
+// HPCG-like benchmark trace, in-process).
+func mayHaveOmp(bus *replay.Bus) bool {
+	return bus.Env == nil || bus.Env.Defines(replay.ClassOmp)
+}

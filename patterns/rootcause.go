@@ -155,7 +155,9 @@ func rootCauseOf(bus *replay.Bus) *rootCause {
 		rc.registerSynchpoints(bus)
 		rc.registerBwc(bus)
 		rc.registerDelay(bus)
-		rc.registerOmp(bus)
+		if mayHaveOmp(bus) {
+			rc.registerOmp(bus)
+		}
 		return rc
 	})
 }

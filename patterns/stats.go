@@ -206,20 +206,22 @@ func RegisterStatistics(bus *replay.Bus) *Statistics {
 		}
 		return nil
 	})
-	bus.On(replay.FwLeave, func(c *replay.Ctx) error {
-		if cls := c.RegionClass(c.Index); cls&replay.ClassOmpBarrier != 0 {
-			s.bound(barrierMetric(cls), region(c))
-		}
-		return nil
-	})
-	bus.On(replay.FwLockAcquire, func(c *replay.Ctx) error {
-		cls := c.RegionClass(c.Index)
-		if cls&replay.ClassOmp == 0 {
+	if mayHaveOmp(bus) { // OpenMP barriers and locks
+		bus.On(replay.FwLeave, func(c *replay.Ctx) error {
+			if cls := c.RegionClass(c.Index); cls&replay.ClassOmpBarrier != 0 {
+				s.bound(barrierMetric(cls), region(c))
+			}
 			return nil
-		}
-		s.bound(lockMetric(cls), c.Time()-c.EnterTime(c.Index))
-		return nil
-	})
+		})
+		bus.On(replay.FwLockAcquire, func(c *replay.Ctx) error {
+			cls := c.RegionClass(c.Index)
+			if cls&replay.ClassOmp == 0 {
+				return nil
+			}
+			s.bound(lockMetric(cls), c.Time()-c.EnterTime(c.Index))
+			return nil
+		})
+	}
 	replay.Subscribe(bus, LateSenderFound, func(c *replay.Ctx, info *LateSenderInfo) error {
 		s.Add(Instance{Pattern: uint8(stat(LateSender)), Callpath: c.Callpath(info.Recv), Enter: c.EnterTime(info.Recv), Exit: c.Trace.Time(info.Recv), Duration: info.Idle, Rank: int32(c.Loc.Rank), Coll: p2p})
 		return nil

@@ -110,6 +110,7 @@ type Env struct {
 	Defs    *otf2.Defs
 	classes []RegionClass          // by region id, for ids below denseRegions
 	sparse  map[uint32]RegionClass // the others (ids a file may make up)
+	defined RegionClass            // the classes of all regions together
 	// CommMembers gives, for each communicator, the world ranks of its
 	// members in communicator rank order; nil for a self communicator.
 	CommMembers map[uint32][]int
@@ -168,6 +169,7 @@ func NewEnv(defs *otf2.Defs) (*Env, error) {
 	for i := range defs.Regions {
 		r := &defs.Regions[i]
 		c := classify(defs, r)
+		e.defined |= c
 		switch {
 		case c == 0:
 		case int(r.Self) < denseRegions(len(defs.Regions)):
@@ -213,6 +215,11 @@ func (e *Env) Class(region uint32) RegionClass {
 	}
 	return e.sparse[region]
 }
+
+// Defines reports whether some region of the definitions has a class of
+// c: a pattern of such regions (OpenMP's, in an MPI-only trace) need not
+// subscribe to events it would only skip.
+func (e *Env) Defines(c RegionClass) bool { return e.defined&c != 0 }
 
 // denseRegions bounds the region ids whose classes are held in a slice:
 // ids are dense in real traces, but the memory must follow what the
