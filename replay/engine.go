@@ -22,6 +22,9 @@ type Replayer struct {
 	in *inbox
 	// ship is what the location ships ahead (nil: nothing)
 	ship *shipper
+	// shipBufs are the buffers of a pass that shipped ahead, by
+	// destination, for the next one
+	shipBufs map[int][]byte
 	// early holds the collectives' wait-state exchanges, run a window
 	// at a time, by communicator (nil: none)
 	early map[uint32]*exchangeQueue
@@ -77,7 +80,10 @@ func (r *Replayer) walk(p *pass) error {
 		}
 	}
 	r.in, r.ship, r.early, r.skipped = nil, nil, nil, nil
-	defer func() { r.in, r.ship, r.early, r.skipped = nil, nil, nil, nil }()
+	defer func() {
+		r.endAhead()
+		r.in, r.ship, r.early, r.skipped = nil, nil, nil, nil
+	}()
 	if r.Loc.World != nil && r.Bus.shipsAhead(p) {
 		r.startAhead(p)
 	}

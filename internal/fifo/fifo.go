@@ -13,14 +13,23 @@ package fifo
 // which in the message-by-message passes of an 8 M-event analysis, where
 // a rank may run 100 000 messages ahead of its partner, took 0.4 s.
 // Blocks grow from a few values to maxBlock; a block taken in full is
-// kept for reuse while the queue has no spare. The zero value is an empty
-// queue.
+// kept for reuse while the queue has fewer spares than it may keep (one,
+// unless KeepSpares said more). The zero value is an empty queue.
 type Queue[T any] struct {
 	head, tail *block[T] // head: the oldest values; tail: where Push writes
 	first      int       // head.vals[:first] are taken (zeroed)
 	n          int       // values in the queue
-	spare      *block[T] // a free block of maxBlock values, or nil
+	spare      *block[T] // free blocks of maxBlock values, a list
+	spares     int       // blocks in spare
+	keep       int       // spares kept at most, beyond the first
 }
+
+// KeepSpares lets q keep up to n blocks taken in full for reuse (at
+// least one, the default). A queue that fills in bursts and drains
+// between them, such as the spans of the chunks a partner ships ahead,
+// then takes no new blocks after its first burst; a transport's mailbox
+// keeps one, so that the memory of a backlog goes when the backlog does.
+func (q *Queue[T]) KeepSpares(n int) { q.keep = max(n-1, 0) }
 
 // block is one block of a Queue: vals[:len(vals)] are written.
 type block[T any] struct {
@@ -55,7 +64,9 @@ func (q *Queue[T]) grow() {
 	}
 	var b *block[T]
 	if size == maxBlock && q.spare != nil {
-		b, q.spare = q.spare, nil
+		b, q.spare = q.spare, q.spare.next
+		b.next = nil
+		q.spares--
 	} else {
 		b = &block[T]{vals: make([]T, 0, size)}
 	}
@@ -86,9 +97,10 @@ func (q *Queue[T]) Pop() T {
 		h.vals, q.first = h.vals[:0], 0
 		return v
 	}
-	if q.head, q.first = h.next, 0; cap(h.vals) == maxBlock && q.spare == nil {
-		h.vals, h.next = h.vals[:0], nil
+	if q.head, q.first = h.next, 0; cap(h.vals) == maxBlock && q.spares <= q.keep {
+		h.vals, h.next = h.vals[:0], q.spare
 		q.spare = h
+		q.spares++
 	}
 	return v
 }
@@ -99,8 +111,8 @@ func (q *Queue[T]) held() int {
 	for b := q.head; b != nil; b = b.next {
 		n += cap(b.vals)
 	}
-	if q.spare != nil {
-		n += cap(q.spare.vals)
+	for b := q.spare; b != nil; b = b.next {
+		n += cap(b.vals)
 	}
 	return n
 }

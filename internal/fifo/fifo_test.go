@@ -55,3 +55,47 @@ func TestQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepSpares: a queue that fills in bursts and drains between them
+// takes no new blocks after its first burst when it may keep enough
+// spares; with the default (one) it takes them again at every burst.
+func TestKeepSpares(t *testing.T) {
+	const burst = 20 * maxBlock
+	tests := []struct {
+		name       string
+		keep       int  // 0: the default
+		wantAllocs bool // a burst after the first allocates
+	}{
+		{"default", 0, true},
+		{"enough", burst / maxBlock, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var q Queue[int]
+			if tc.keep > 0 {
+				q.KeepSpares(tc.keep)
+			}
+			next, want := 0, 0
+			round := func() {
+				for range burst {
+					q.Push(next)
+					next++
+				}
+				for q.Len() > 0 {
+					if v := q.Pop(); v != want {
+						t.Fatalf("Pop = %d, want %d", v, want)
+					}
+					want++
+				}
+			}
+			round()
+			allocs := testing.AllocsPerRun(5, round)
+			if got := allocs > 0; got != tc.wantAllocs {
+				t.Errorf("%.0f allocations per burst after the first, want some: %v", allocs, tc.wantAllocs)
+			}
+			if limit := burst + 2*maxBlock; tc.keep > 0 && q.held() > limit {
+				t.Errorf("room for %d values after bursts of %d, want at most %d", q.held(), burst, limit)
+			}
+		})
+	}
+}
