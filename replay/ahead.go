@@ -157,18 +157,16 @@ func (r *Replayer) startAhead(p *pass) {
 	r.ship = &shipper{out: map[int][]byte{}}
 }
 
-// endAhead keeps the buffers the pass shipped in for the next pass that
-// ships ahead (grown anew from a few KiB, a pass's buffers for the
-// HPCG-like bench trace were a twelfth of what its replay allocated).
+// endAhead keeps the buffers the pass shipped in for the next pass, if
+// it ships ahead too (grown anew from a few KiB, a pass's buffers for
+// the HPCG-like bench trace were a twelfth of what its replay
+// allocated); they go to its partners, whichever they are.
 func (r *Replayer) endAhead() {
 	if r.ship == nil {
 		return
 	}
-	if r.shipBufs == nil {
-		r.shipBufs = map[int][]byte{}
-	}
-	for dest, b := range r.ship.out {
-		r.shipBufs[dest] = b[:0]
+	for _, dest := range slices.Sorted(maps.Keys(r.ship.out)) {
+		r.shipBufs = append(r.shipBufs, r.ship.out[dest][:0])
 	}
 }
 
@@ -216,12 +214,13 @@ func (r *Replayer) shipStretch(p *pass, n int) error {
 		c.wire = c.out.encode(c.wire[:0])
 		b, ok := sh.out[dest]
 		if !ok {
-			// the buffer of an earlier pass, grown already
-			if b = r.shipBufs[dest]; b == nil {
+			// a buffer of the pass before, grown already
+			if k := len(r.shipBufs); k > 0 {
+				b, r.shipBufs = r.shipBufs[k-1], r.shipBufs[:k-1]
+			} else {
 				b = make([]byte, 0, 4096)
 			}
-			b = append(b[:0], chunkMore)
-			delete(r.shipBufs, dest)
+			b = append(b, chunkMore)
 		}
 		b = binary.AppendUvarint(b, uint64(m.Comm))
 		b = binary.AppendUvarint(b, uint64(m.Tag))

@@ -22,9 +22,9 @@ type Replayer struct {
 	in *inbox
 	// ship is what the location ships ahead (nil: nothing)
 	ship *shipper
-	// shipBufs are the buffers of a pass that shipped ahead, by
-	// destination, for the next one
-	shipBufs map[int][]byte
+	// shipBufs are the buffers the pass before shipped ahead in, for
+	// this one, if it ships ahead too (endAhead)
+	shipBufs [][]byte
 	// early holds the collectives' wait-state exchanges, run a window
 	// at a time, by communicator (nil: none)
 	early map[uint32]*exchangeQueue
@@ -86,6 +86,8 @@ func (r *Replayer) walk(p *pass) error {
 	}()
 	if r.Loc.World != nil && r.Bus.shipsAhead(p) {
 		r.startAhead(p)
+	} else {
+		r.shipBufs = nil
 	}
 	if r.Loc.World != nil && p.steps[localtrace.KindCollEnd].do == waitStates {
 		if err := r.exchangeEarly(p); err != nil {
