@@ -87,6 +87,9 @@ type session struct {
 	// keep, if set, gets each master location after its replay, with
 	// its trace
 	keep func(l *located) error
+	// early computes the statistics while the root-cause passes
+	// replay (nil: after the replay)
+	early *earlyStats
 }
 
 // open reads the trace's global definitions and what follows from them.
@@ -331,6 +334,9 @@ func (s *session) replay(l *located, w hpc.Comm) error {
 	stats := patterns.NewStatistics()
 	if len(s.plan.Patterns) > 0 { // (none when the replay only retimes)
 		stats = patterns.RegisterStatistics(bus)
+		if s.early != nil {
+			s.early.watch(bus, l, stats)
+		}
 	}
 	if err := replay.NewReplayer(bus, loc).Run(); err != nil {
 		return err
@@ -399,12 +405,18 @@ func Run(ctx context.Context, p Plan) (*combine.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.early = s.newEarlyStats(all)
 	if fs := s.replayInProcess(all); fs != nil {
 		return nil, explainFailure(fs)
 	}
 	releaseTraces()
 	rep := s.report(tree)
-	rep.Statistics = combine.StatsOf(s.statSources(all))
+	if stats, ok := s.early.result(); ok {
+		rep.Statistics = stats
+		s.log.Printf("summarized the wait states while the root-cause passes replayed")
+	} else {
+		rep.Statistics = combine.StatsOf(s.statSources(all))
+	}
 	for _, l := range all {
 		if err := add(rep, l.result(len(tree.Nodes))); err != nil {
 			return nil, err
@@ -599,21 +611,26 @@ func (l *located) toGlobal(n int) combine.Result {
 func (s *session) statSources(ls []*located) []combine.StatSource {
 	srcs := make([]combine.StatSource, 0, len(ls))
 	for _, l := range ls {
-		st := l.stats
-		if st == nil {
-			st = patterns.NewStatistics()
-		}
-		st.Colls.MapCallpaths(func(cp uint32) uint32 { return l.global[cp] })
-		for _, cs := range st.Severe {
-			for i := range cs {
-				cs[i].Callpath = l.global[cs[i].Callpath]
-			}
-		}
-		pl := s.pl[l.loc]
-		srcs = append(srcs, combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Statistics: st})
+		srcs = append(srcs, s.statSource(l, l.stats))
 		l.stats = nil
 	}
 	return srcs
+}
+
+// statSource returns the wait-state instances st of location l (nil:
+// none), with global call paths (mapped in place).
+func (s *session) statSource(l *located, st *patterns.Statistics) combine.StatSource {
+	if st == nil {
+		st = patterns.NewStatistics()
+	}
+	st.Colls.MapCallpaths(func(cp uint32) uint32 { return l.global[cp] })
+	for _, cs := range st.Severe {
+		for i := range cs {
+			cs[i].Callpath = l.global[cs[i].Callpath]
+		}
+	}
+	pl := s.pl[l.loc]
+	return combine.StatSource{Rank: int32(pl.Rank), Thread: int32(pl.Thread), Statistics: st}
 }
 
 // warnCCV reports clock-condition violations, if any, and the OpenMP

@@ -3,9 +3,11 @@ package analysis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,5 +109,52 @@ func TestMissingLocationsNamedOnce(t *testing.T) {
 		"rank 6: otf2: location 6: event file " + filepath.Join(dir, "traces", "6.evt") + " is missing"
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// logLines collects what an analysis logs.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) Printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logLines) Warnf(format string, args ...any) { l.Printf(format, args...) }
+
+// TestStatisticsDuringRootCause: in-process, the statistics of a full
+// analysis are made while the root-cause passes replay, and they equal
+// those of the wait states alone, made after the replay.
+func TestStatisticsDuringRootCause(t *testing.T) {
+	const early = "summarized the wait states while the root-cause passes replayed"
+	for _, name := range []string{"ps_mixed_np8", "ps_wait_nxn", "ps_late_receiver"} {
+		t.Run(name, func(t *testing.T) {
+			trace := filepath.Join(tracetest.Root(), "testdata", "traces", name)
+			if _, err := os.Stat(trace); err != nil {
+				trace = filepath.Join(tracetest.SharedDir(), name)
+			}
+			var full, alone logLines
+			rep, err := analysis.Run(context.Background(), analysis.Plan{Trace: trace, Log: &full})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := analysis.Run(context.Background(), analysis.Plan{Trace: trace, Log: &alone, Skip: patterns.AllParts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Statistics) == 0 {
+				t.Fatal("no statistics: the test checks nothing")
+			}
+			if diff := cmp.Diff(want.Statistics, rep.Statistics); diff != "" {
+				t.Errorf("statistics (-wait states alone +full analysis):\n%s", diff)
+			}
+			if got := []bool{slices.Contains(full.lines, early), slices.Contains(alone.lines, early)}; !slices.Equal(got, []bool{true, false}) {
+				t.Errorf("made during the root-cause passes (full analysis, wait states alone): %v, want [true false]", got)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"math/big"
@@ -163,8 +164,29 @@ func (c *CollPart) merge(o *CollPart) {
 // become the parts), the others join them (partJoin). (One worker took
 // a sixth of the in-process wait-state analysis of an allreduce-heavy
 // 8 M-event trace, while the other processor idled.)
-func CollParts(srcs []StatSource) [][]CollPart {
+func CollParts(srcs []StatSource) [][]CollPart { return collParts(srcs, 0) }
+
+// collParts is CollParts on up to workers goroutines (0: GOMAXPROCS;
+// 1: the caller's alone).
+func collParts(srcs []StatSource, workers int) [][]CollPart {
 	seal(srcs)
+	order, total := collOrder(srcs)
+	if total == 0 {
+		return nil
+	}
+	if workers == 0 {
+		workers = cmp.Or(collWorkers, runtime.GOMAXPROCS(0))
+	}
+	workers = max(1, min(workers, total/minCollsPerWorker))
+	out := make([][]CollPart, workers)
+	runWorkers(workers, func(w int) { out[w] = groupParts(srcs, order, w, workers) })
+	return out
+}
+
+// collOrder returns the indexes of the sources with collective
+// instances, the one with the most first (its operations become the
+// parts, the others join them), and their number of instances.
+func collOrder(srcs []StatSource) ([]int, int) {
 	first, total := -1, 0
 	for i, s := range srcs {
 		total += s.Colls.Len()
@@ -173,7 +195,7 @@ func CollParts(srcs []StatSource) [][]CollPart {
 		}
 	}
 	if total == 0 {
-		return nil
+		return nil, 0
 	}
 	order := []int{first}
 	for i, s := range srcs {
@@ -181,29 +203,64 @@ func CollParts(srcs []StatSource) [][]CollPart {
 			order = append(order, i)
 		}
 	}
-	workers := collWorkers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	return order, total
+}
+
+// groupParts returns the parts of group w of n: the operations that
+// collOwner gives it.
+func groupParts(srcs []StatSource, order []int, w, n int) []CollPart {
+	return (&partJoin{}).group(srcs, order, w, n)
+}
+
+// group is groupParts with j's buffers (empty, or those of a group whose
+// parts are no longer used).
+func (j *partJoin) group(srcs []StatSource, order []int, w, n int) []CollPart {
+	j.acc, j.rest, j.sums = j.acc[:0], j.rest[:0], j.sums[:0]
+	for _, k := range order {
+		j.fill(srcs[k], func(op patterns.CollKey) bool { return n == 1 || collOwner(op, n) == w })
+		j.join()
 	}
-	workers = max(1, min(workers, total/minCollsPerWorker))
-	out := make([][]CollPart, workers)
+	return j.parts()
+}
+
+// serialGroups yields the parts of the operations of srcs in n groups,
+// each made on the caller's goroutine when the one before is done with:
+// one group's parts at a time, not all operations' (48 of the root-cause
+// bench trace's 272 MiB in-process, while its traces were held).
+func serialGroups(srcs []StatSource, n int) iter.Seq[[]CollPart] {
+	return func(yield func([]CollPart) bool) {
+		seal(srcs)
+		order, total := collOrder(srcs)
+		if total == 0 {
+			return
+		}
+		n = max(1, min(n, total/minCollsPerWorker))
+		j := &partJoin{} // its buffers serve every group in turn
+		for w := range n {
+			if !yield(j.group(srcs, order, w, n)) {
+				return
+			}
+		}
+	}
+}
+
+// runWorkers runs work(0) to work(workers-1), each on a goroutine of its
+// own and returns when all have, or work(0) on the caller's goroutine
+// when workers is 1.
+func runWorkers(workers int, work func(w int)) {
+	if workers == 1 {
+		work(0)
+		return
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j := &partJoin{}
-			for _, k := range order {
-				j.fill(srcs[k], func(op patterns.CollKey) bool {
-					return workers == 1 || collOwner(op, workers) == w
-				})
-				j.join()
-			}
-			out[w] = j.parts()
+			work(w)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // CollParts has up to GOMAXPROCS workers (collWorkers, where set), each
@@ -335,7 +392,7 @@ func (j *partJoin) join() {
 	buf, spare := sortParts(j.buf, j.tmp)
 	j.buf, j.tmp = buf[:0], spare
 	if len(j.acc) == 0 && len(j.rest) == 0 { // the first batch with instances
-		j.acc = make([]CollPart, 0, len(buf))
+		j.acc = slices.Grow(j.acc[:0], len(buf))
 		for i := range buf {
 			if n := len(j.acc); n > 0 && compareKeys(&j.acc[n-1], &buf[i]) == 0 {
 				joinPart(&j.acc[n-1], &buf[i])
@@ -546,6 +603,13 @@ func newStatPart() StatPart {
 // (every participant's instance merged), on the basis all parts share.
 // It computes the ranks' density estimates in parallel.
 func SummarizeStats(srcs []StatSource, colls [][]CollPart, basis StatBasis) StatPart {
+	return summarizeStats(srcs, slices.Values(colls), basis, 0)
+}
+
+// summarizeStats is SummarizeStats on up to workers goroutines (0:
+// GOMAXPROCS; 1: the caller's alone), with the collective aggregates in
+// groups that it takes one after the other.
+func summarizeStats(srcs []StatSource, colls iter.Seq[[]CollPart], basis StatBasis, workers int) StatPart {
 	seal(srcs)
 	srcs = slices.Clone(srcs)
 	slices.SortStableFunc(srcs, func(a, b StatSource) int { return StatPos{a.Rank, a.Thread, 0}.compare(StatPos{b.Rank, b.Thread, 0}) })
@@ -563,75 +627,75 @@ func SummarizeStats(srcs []StatSource, colls [][]CollPart, basis StatBasis) Stat
 	}
 	// Every worker sums into a part of its own; the sums are exact, so
 	// the merged part does not depend on which worker took which rank.
-	workers := min(runtime.GOMAXPROCS(0), len(ranks))
+	workers = max(1, min(cmp.Or(workers, runtime.GOMAXPROCS(0)), len(ranks)))
 	parts := make([]StatPart, workers)
 	best := make([][]map[uint32]Severe, workers) // by pattern: call path → most severe instance
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	for wk := range workers {
 		parts[wk] = newStatPart()
 		best[wk] = make([]map[uint32]Severe, np)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part, best := &parts[wk], best[wk]
-			ests := make([]densityEstimate, np)
-			for k := int(next.Add(1) - 1); k < len(ranks); k = int(next.Add(1) - 1) {
-				clear(ests)
-				for _, s := range ranks[k] {
-					for p, chunks := range s.Waits[:min(np, len(s.Waits))] {
-						pp := &part.Patterns[p]
-						for _, chunk := range chunks {
-							for _, v := range chunk {
-								pp.Count++
-								pp.Min, pp.Max = math.Min(pp.Min, v), math.Max(pp.Max, v)
-								pp.Sum.add(v)
-								sq := v * v
-								pp.Squares.add(sq)
-								pp.Squares.add(math.FMA(v, v, -sq))
-							}
-							ests[p].addAll(chunk, scales[p])
+	}
+	runWorkers(workers, func(wk int) {
+		part, best := &parts[wk], best[wk]
+		ests := make([]densityEstimate, np)
+		for k := int(next.Add(1) - 1); k < len(ranks); k = int(next.Add(1) - 1) {
+			clear(ests)
+			for _, s := range ranks[k] {
+				for p, chunks := range s.Waits[:min(np, len(s.Waits))] {
+					pp := &part.Patterns[p]
+					for _, chunk := range chunks {
+						for _, v := range chunk {
+							pp.Count++
+							pp.Min, pp.Max = math.Min(pp.Min, v), math.Max(pp.Max, v)
+							pp.Sum.add(v)
+							sq := v * v
+							pp.Squares.add(sq)
+							pp.Squares.add(math.FMA(v, v, -sq))
 						}
-					}
-					for p, cs := range s.Severe[:min(np, len(s.Severe))] {
-						for _, c := range cs {
-							offer(&best[p], Severe{c.Instance, StatPos{s.Rank, s.Thread, c.Index}})
-						}
+						ests[p].addAll(chunk, scales[p])
 					}
 				}
-				for p := range ests {
-					if ests[p].n > 0 {
-						part.Patterns[p].Est.add(&ests[p], float64(basis.Counts[p]))
+				for p, cs := range s.Severe[:min(np, len(s.Severe))] {
+					for _, c := range cs {
+						offer(&best[p], Severe{c.Instance, StatPos{s.Rank, s.Thread, c.Index}})
 					}
 				}
 			}
-		}()
-	}
-	wg.Wait()
+			for p := range ests {
+				if ests[p].n > 0 {
+					part.Patterns[p].Est.add(&ests[p], float64(basis.Counts[p]))
+				}
+			}
+		}
+	})
 	all := newStatPart()
 	for wk := range parts {
 		all.Merge(parts[wk])
 	}
-	for p := range all.Patterns {
-		var m map[uint32]Severe
+	// by pattern: call path → most severe instance (the locations',
+	// then the collective operations', which any order gives alike)
+	ms := make([]map[uint32]Severe, len(all.Patterns))
+	for p := range ms {
 		for wk := range best {
 			for _, c := range best[wk][p] {
-				offer(&m, c)
+				offer(&ms[p], c)
 			}
 		}
-		for _, group := range colls {
-			for i := range group {
-				c := &group[i]
-				if int(c.Pattern) != p {
-					continue
-				}
-				in := patterns.Instance{Enter: c.Enter, Exit: c.Exit, Duration: c.Wait.value(), Callpath: c.Callpath, Rank: c.MaxRank, Coll: c.Key, Pattern: c.Pattern}
-				if in.Duration > 0 {
-					offer(&m, Severe{in, c.First})
-				}
+	}
+	for group := range colls {
+		for i := range group {
+			c := &group[i]
+			if int(c.Pattern) >= len(ms) {
+				continue
+			}
+			in := patterns.Instance{Enter: c.Enter, Exit: c.Exit, Duration: c.Wait.value(), Callpath: c.Callpath, Rank: c.MaxRank, Coll: c.Key, Pattern: c.Pattern}
+			if in.Duration > 0 {
+				offer(&ms[c.Pattern], Severe{in, c.First})
 			}
 		}
-		all.Patterns[p].Severe = topSevere(slices.Collect(maps.Values(m)))
+	}
+	for p := range all.Patterns {
+		all.Patterns[p].Severe = topSevere(slices.Collect(maps.Values(ms[p])))
 	}
 	return all
 }
@@ -708,12 +772,29 @@ func (p *StatPart) Stats(basis StatBasis) []PatternStats {
 }
 
 // StatsOf returns the statistics of the locations srcs, all in this
-// process.
-func StatsOf(srcs []StatSource) []PatternStats {
+// process, computed on up to GOMAXPROCS goroutines.
+func StatsOf(srcs []StatSource) []PatternStats { return statsOf(srcs, 0) }
+
+// StatsOn is StatsOf computed on the calling goroutine alone: for a
+// caller that runs it beside other work, on a thread of its own at a
+// low priority.
+func StatsOn(srcs []StatSource) []PatternStats { return statsOf(srcs, 1) }
+
+func statsOf(srcs []StatSource, workers int) []PatternStats {
 	basis := NewStatBasis(srcs)
-	part := SummarizeStats(srcs, CollParts(srcs), basis)
+	var colls iter.Seq[[]CollPart]
+	if workers == 1 {
+		colls = serialGroups(srcs, serialCollGroups)
+	} else {
+		colls = slices.Values(collParts(srcs, workers))
+	}
+	part := summarizeStats(srcs, colls, basis, workers)
 	return part.Stats(basis)
 }
+
+// serialCollGroups is the number of groups StatsOn aggregates the
+// collective operations in, one after the other.
+var serialCollGroups = 8
 
 // variance returns the population variance of n observations from the
 // exact sums of the observations and of their squares: (S2 − S1²/n)/n,

@@ -158,19 +158,31 @@ func statsSpread(srcs []StatSource, procs int) []PatternStats {
 }
 
 // TestStatsPlacement: the statistics do not depend on how the locations
-// are spread over processes, nor on the order the parts merge in.
+// are spread over processes, nor on the order the parts merge in, nor
+// on the goroutines that compute them.
 func TestStatsPlacement(t *testing.T) {
 	srcs, _ := randomSources(rand.New(rand.NewPCG(1, 2)), 7)
 	want := StatsOf(srcs)
 	if len(want) != 2 {
 		t.Fatalf("%d patterns with statistics, want 2", len(want))
 	}
-	// the collective instances aggregated by three workers
+	// on the caller's goroutine alone
+	if d := cmp.Diff(want, StatsOn(srcs)); d != "" {
+		t.Errorf("one goroutine (-workers +one):\n%s", d)
+	}
+	// the collective instances aggregated by three workers, and on the
+	// caller's goroutine in groups, one after the other
 	func() {
-		defer func(w, m int) { collWorkers, minCollsPerWorker = w, m }(collWorkers, minCollsPerWorker)
+		defer func(w, m, g int) { collWorkers, minCollsPerWorker, serialCollGroups = w, m, g }(collWorkers, minCollsPerWorker, serialCollGroups)
 		collWorkers, minCollsPerWorker = 3, 1
 		if d := cmp.Diff(want, StatsOf(srcs)); d != "" {
 			t.Errorf("three workers (-one +three):\n%s", d)
+		}
+		for _, g := range []int{2, 5} {
+			serialCollGroups = g
+			if d := cmp.Diff(want, StatsOn(srcs)); d != "" {
+				t.Errorf("one goroutine, %d groups (-workers +groups):\n%s", g, d)
+			}
 		}
 	}()
 	for _, procs := range []int{1, 2, 3, 7} {
