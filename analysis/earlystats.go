@@ -27,8 +27,7 @@ import (
 // operations in groups, one after the other (all at once, they took 48
 // MiB more at the peak, which is in the root-cause passes). Alternating
 // runs of the full analysis in-process: root-cause bench trace 1.79 ->
-// 1.65 s, HPCG-like 1.25 -> 1.13 s, peaks 229-233 and 173 MiB before
-// and after.
+// 1.65 s, HPCG-like 1.25 -> 1.13 s; peaks unchanged (230 and 174 MiB).
 
 // earlyStats computes the statistics of an in-process analysis while the
 // root-cause passes replay.
