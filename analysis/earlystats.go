@@ -122,9 +122,9 @@ func (e *earlyStats) result() ([]combine.PatternStats, bool) {
 	return e.stats, true
 }
 
-// procs counts the processors added for early statistics (addProc)
+// addedProcs counts the processors added for early statistics (addProc)
 // over the base number (GOMAXPROCS before the first).
-var procs struct {
+var addedProcs struct {
 	sync.Mutex
 	added, base int
 }
@@ -132,19 +132,19 @@ var procs struct {
 // addProc adds a processor to Go's for a goroutine at low priority, so
 // that the workers keep theirs.
 func addProc() {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.added == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
+	addedProcs.Lock()
+	defer addedProcs.Unlock()
+	if addedProcs.added == 0 {
+		addedProcs.base = runtime.GOMAXPROCS(0)
 	}
-	procs.added++
-	runtime.GOMAXPROCS(procs.base + procs.added)
+	addedProcs.added++
+	runtime.GOMAXPROCS(addedProcs.base + addedProcs.added)
 }
 
 // removeProc takes back a processor that addProc added.
 func removeProc() {
-	procs.Lock()
-	defer procs.Unlock()
-	procs.added--
-	runtime.GOMAXPROCS(procs.base + procs.added)
+	addedProcs.Lock()
+	defer addedProcs.Unlock()
+	addedProcs.added--
+	runtime.GOMAXPROCS(addedProcs.base + addedProcs.added)
 }

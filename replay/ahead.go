@@ -165,8 +165,8 @@ func (r *Replayer) endAhead() {
 	if r.ship == nil {
 		return
 	}
-	for _, dest := range slices.Sorted(maps.Keys(r.ship.out)) {
-		r.shipBufs = append(r.shipBufs, r.ship.out[dest][:0])
+	for _, b := range r.ship.out {
+		r.shipBufs = append(r.shipBufs, b[:0])
 	}
 }
 
