@@ -52,6 +52,10 @@ type Comm interface {
 	// Send sends a copy of data to dest with tag (tag ≥ 0). It never
 	// waits for the receiver.
 	Send(dest, tag int, data []byte) error
+	// SendOwned is Send for a buffer the caller gives up (made by make
+	// or append, never reused by the caller): a receiver in this process
+	// gets it as it is, without a copy (for large messages).
+	SendOwned(dest, tag int, data []byte) error
 	// Recv waits for and returns the next message from src with tag.
 	// The message is valid until the caller's next Recv (its buffer is
 	// then reused).

@@ -849,6 +849,44 @@ func TestRecvOwned(t *testing.T) {
 	}
 }
 
+// TestSendOwned: in-process, SendOwned hands the receiver the sender's
+// buffer itself (Send a copy); both arrive intact and in order with
+// other messages.
+func TestSendOwned(t *testing.T) {
+	big := bytes.Repeat([]byte("owned"), 1<<12)
+	var same, copied bool
+	err := RunInProcess(2, func(c Comm) error {
+		if c.Rank() == 0 {
+			if err := c.Send(1, 3, []byte("before")); err != nil {
+				return err
+			}
+			if err := c.SendOwned(1, 3, big); err != nil {
+				return err
+			}
+			return c.Send(1, 3, big)
+		}
+		var got [3][]byte
+		for i := range got {
+			m, err := c.RecvOwned(0, 3)
+			if err != nil {
+				return err
+			}
+			got[i] = m
+		}
+		if string(got[0]) != "before" || !bytes.Equal(got[1], big) || !bytes.Equal(got[2], big) {
+			return fmt.Errorf("received %.10q, %.10q, %.10q", got[0], got[1], got[2])
+		}
+		same, copied = &got[1][0] == &big[0], &got[2][0] != &big[0]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same || !copied {
+		t.Errorf("SendOwned handed over its buffer: %v, Send copied: %v; want both", same, copied)
+	}
+}
+
 // TestFreeBuffersBounded: a sender far ahead of its receiver makes a
 // buffer per message in flight; received, they go back to the
 // receiver's spare buffers, of which it keeps at most maxFree.

@@ -124,6 +124,21 @@ func (c *comm) Send(dest, tag int, data []byte) error {
 	return c.post(c.info.members[dest], tag, data)
 }
 
+// SendOwned sends data to dest, a copy only over the link.
+func (c *comm) SendOwned(dest, tag int, data []byte) error {
+	if err := c.check("SendOwned", "dest", dest, tag); err != nil {
+		return err
+	}
+	if f := c.w.failure.Load(); f != nil {
+		return c.w.failed(c.me, f, fmt.Sprintf("SendOwned(dest=%d, tag=%d) on %s", dest, tag, c.where()), false)
+	}
+	if r := c.w.ranks[c.info.members[dest]]; r != nil {
+		c.w.deliver(r, key{comm: c.info.id, src: c.me.id, tag: tag}, message{data: data, local: true})
+		return nil
+	}
+	return c.post(c.info.members[dest], tag, data)
+}
+
 // post sends a copy of data to world rank dst with tag. A link error
 // fails the run.
 func (c *comm) post(dst, tag int, data []byte) error {

@@ -70,6 +70,15 @@ func (r *Replayer) walk(p *pass) error {
 	if err := r.Bus.Publish(Started, c); err != nil {
 		return err
 	}
+	if len(p.spec.Steps) == 0 {
+		// no step: the pass's topics, once each
+		for _, tp := range p.spec.Topics {
+			if err := r.Bus.Publish(tp, c); err != nil {
+				return err
+			}
+		}
+		return r.Bus.Publish(Finished, c)
+	}
 	// a step that only publishes, to a topic without subscribers, is
 	// none (the forward pass's Enter events of an MPI-only trace: half
 	// its events)
@@ -169,11 +178,18 @@ func (r *Replayer) errorf(i int, err error) error {
 
 // isMessage reports whether event i is a message the replay re-enacts:
 // one directly in an MPI region, and no cancelled send.
-func (r *Replayer) isMessage(i int) bool {
-	if r.ctx.RegionClass(i)&ClassMPI == 0 {
+func (r *Replayer) isMessage(i int) bool { return r.ctx.isMessage(i) }
+
+// IsMessage reports whether event i, a send or receive, is a message
+// that Ship and Take steps exchange: one in an MPI region, not a
+// cancelled request's send.
+func (c *Ctx) IsMessage(i int) bool { return c.isMessage(i) }
+
+func (c *Ctx) isMessage(i int) bool {
+	if c.RegionClass(i)&ClassMPI == 0 {
 		return false
 	}
-	t := r.Loc.Trace
+	t := c.Trace
 	if t.Events[i].Kind != localtrace.KindIsend {
 		return true
 	}

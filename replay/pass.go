@@ -95,7 +95,9 @@ type PassSpec struct {
 	// one of them makes the pass run. A topic belongs to one pass.
 	Topics []Topic
 	// Steps say what the pass does at each event kind; kinds without
-	// a step are skipped.
+	// a step are skipped. A pass without steps visits no event: it
+	// publishes each of its Topics once (Ctx.Index 0), between Started
+	// and Finished, where its subscribers do all their work.
 	Steps []Step
 	// Early passes prepare the trace for the analysis (timestamp
 	// correction, say): they run before every other pass, the built-in

@@ -1,0 +1,1130 @@
+package patterns
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"scout/internal/intern"
+	"scout/localtrace"
+	"scout/replay"
+)
+
+// The forward amortization's clocks depend on each other only at
+// communication events: between two of them a location's clock steps
+// from event to event on its own. A replay that exchanges the clocks
+// message by message and collective by collective waits on each
+// exchange: under mpirun two or three MPI round trips per communication
+// event, most of the correction's time. Instead, every location sends
+// location 0 its skeleton: its communication events, each with the
+// composition of the steps of the events since the previous one, in
+// chunks that location 0 asks for as it goes (one ahead), so that the
+// locations build them while it solves. Location 0 solves the clocks of
+// all communication events in one serial sweep that matches messages and
+// collectives as the replay would (solver) and sends every location its
+// events' clocks and the latest times of its sends; each location then
+// steps through its events again (clock.apply), in parallel.
+//
+// The reference steps event by event, C ← max(C + s, t) with the step
+// s = max(δ, γΔt), and its clocks must be reproduced to the bit: the
+// delay costs and the critical path turn on ties between corrected
+// times. A composition of the steps in floating point would round
+// differently (x + (s₁ + s₂) against (x + s₁) + s₂; 1e-12 s apart after
+// thousands of steps, enough to move delay costs by milliseconds). But
+// where the clock and the event times stay in one binade [2^e, 2^(e+1)),
+// every value is a multiple of that binade's ulp u, and C + s rounds to
+// C + r with r = s rounded to a multiple of u, the same r for every C,
+// unless s lies half-way between two multiples (a tie, which rounds to
+// even and so depends on C). Then C ← max(C + r, t) is exact arithmetic
+// on multiples of u, and a run of events composes exactly into
+// max(x + a, b): a is the sum of the r, b the clock the run reaches from
+// its own times. A run holds events whose times lie in the binade of the
+// run's first event, and the solution checks that the clock it reaches
+// stays below the binade's top. Events where this cannot hold become
+// single steps that the solution takes as the reference does (step
+// entries): a tie, a time in a new binade, a time within a zone below the
+// top of its binade. If the solution finds a run that leaves its binade
+// (the clock ran ahead of the times by more than the zone), every
+// location builds its skeleton again with a wider zone: an ulp of
+// difference would be silently wrong, and this is never.
+
+// The kinds of skeleton records: entries (the solution's steps), and the
+// records that describe them.
+const (
+	entrySend   = 1 + iota // a message's send: channel, run
+	entryRecv              // a message's receive: channel, run
+	entryColl              // a collective's end: operation, begin, runs
+	entrySync              // the Leave of MPI_Init or MPI_Finalize: begin, runs
+	entryStep              // an event whose step the solution takes as it is: run, step, time
+	recordStart            // the clock before the first event
+	recordChan             // the next channel: partner, communicator, tag, direction
+	recordEnd              // the skeleton's end
+)
+
+// The sizes of records.
+const (
+	spanSize         = 8 + 8 + 2
+	messageEntrySize = 1 + 4 + spanSize
+	collEntrySize    = 3 + 4*5 + 2*spanSize
+	syncEntrySize    = 1 + 4 + 2*spanSize
+	stepEntrySize    = 1 + spanSize + 16
+	startRecordSize  = 1 + 8 + 4
+	chanRecordSize   = 1 + 13
+	endRecordSize    = 1
+)
+
+// recordSize returns the size of a record of kind k, 0 for no kind.
+func recordSize(k byte) int {
+	switch k {
+	case entrySend, entryRecv:
+		return messageEntrySize
+	case entryColl:
+		return collEntrySize
+	case entrySync:
+		return syncEntrySize
+	case entryStep:
+		return stepEntrySize
+	case recordStart:
+		return startRecordSize
+	case recordChan:
+		return chanRecordSize
+	case recordEnd:
+		return endRecordSize
+	}
+	return 0
+}
+
+// chunkSize is the size of a skeleton's chunks (at least; a chunk ends
+// after the record that reaches it).
+const chunkSize = 128 << 10
+
+// chunksAhead is how many chunks location 0 asks each location for
+// before it needs them.
+const chunksAhead = 4
+
+// ringSize is how many of a location's latest clocks the solution keeps:
+// a synchronisation's begin lies at most that many entries before its
+// end (more: an error).
+const ringSize = 1 << 16
+
+// startZone is the first zone below the top of each binade whose events
+// are single steps, s: the clock may run ahead of the events' times by
+// this much before a skeleton is built again.
+const startZone = 1.0 / 32
+
+// span is the composition of the steps of a run of events: the clock
+// after it is max(x + a, b) for the clock x before it, exact while below
+// 2^(e−1022) (e is the biased exponent of the events' times; 0 for an
+// empty run: the clock stays x).
+type span struct {
+	a, b float64
+	e    uint16
+}
+
+var emptySpan = span{b: math.Inf(-1)}
+
+// add extends run sp by the step s to an event at time t after an event
+// whose time has the biased exponent prev, if the run stays exact: t is
+// in the binade of that event (and of the run's), out of the zone below
+// its top, and s advances every clock of the binade alike (ulpStep).
+func (sp *span) add(prev uint16, s, t, zone float64) bool {
+	e := uint16(math.Float64bits(t)>>52) & 0x7ff
+	r, ok := ulpStep(e, s)
+	if !ok || e != prev || t <= 0 || t >= binadeTop(e)-zone {
+		return false
+	}
+	sp.a += r
+	sp.b += r
+	if sp.b < t {
+		sp.b = t
+	}
+	sp.e = e
+	return true
+}
+
+// clockAt returns the clock max(x + a, b) after a run of events whose
+// composition is (a, b), from the clock x.
+func clockAt(x, a, b float64) float64 {
+	v := x + a
+	if v < b {
+		v = b
+	}
+	return v
+}
+
+// binadeTop returns 2^(e−1022), the top of the binade of biased
+// exponent e.
+func binadeTop(e uint16) float64 { return math.Float64frombits(uint64(e+1) << 52) }
+
+// ulpStep returns step s as the clock of a time in the binade of biased
+// exponent e advances by it (rounded to a multiple of the binade's ulp),
+// false where that depends on the clock (a tie) or leaves the binade.
+func ulpStep(e uint16, s float64) (float64, bool) {
+	if e <= 53 || e >= 2046 {
+		return 0, false
+	}
+	x0 := math.Float64frombits(uint64(e) << 52)       // 2^(e−1023), an even multiple of u
+	x1 := x0 + math.Float64frombits(uint64(e-52)<<52) // and the next, odd
+	r0, r1 := (x0+s)-x0, (x1+s)-x1
+	if r0 != r1 || x1+s >= binadeTop(e) {
+		return 0, false
+	}
+	return r0, true
+}
+
+// clcChan is a channel of messages as one side sees it: the partner's
+// world rank, the communicator and tag, and the direction.
+type clcChan struct {
+	peer, comm, tag uint32
+	recv            bool
+}
+
+func appendFloat(b []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+}
+
+func getFloat(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }
+
+func appendSpan(b []byte, s span) []byte {
+	b = appendFloat(appendFloat(b, s.a), s.b)
+	return binary.LittleEndian.AppendUint16(b, s.e)
+}
+
+func getSpan(b []byte) span {
+	return span{getFloat(b), getFloat(b[8:]), binary.LittleEndian.Uint16(b[16:])}
+}
+
+// commEntry describes a communication event for the skeleton.
+type commEntry struct {
+	kind            byte
+	ch              clcChan // a message's
+	class           replay.CollClass
+	sends, receives bool
+	comm, me, size  uint32
+	root            uint32
+	begin           int // a collective's or synchronisation's begin event
+}
+
+// entryOf describes communication event i.
+func (k *clock) entryOf(c *replay.Ctx, i int) (commEntry, error) {
+	t := c.Trace
+	switch t.Events[i].Kind {
+	case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
+		m := t.Message(i)
+		peer, err := c.Env.WorldRank(m.Comm, int(m.Peer), c.Loc.Rank)
+		if err != nil {
+			return commEntry{}, fmt.Errorf("timestamp correction: %w", err)
+		}
+		recv := t.Events[i].Kind == localtrace.KindRecv || t.Events[i].Kind == localtrace.KindIrecv
+		kind := byte(entrySend)
+		if recv {
+			kind = entryRecv
+		}
+		return commEntry{kind: kind, ch: clcChan{uint32(peer), m.Comm, m.Tag, recv}}, nil
+	case localtrace.KindCollEnd:
+		info := t.Collective(i)
+		members, ok := c.Env.CommMembers[info.Comm]
+		me := slices.Index(members, c.Loc.Rank)
+		if !ok || me < 0 {
+			return commEntry{}, fmt.Errorf("timestamp correction: rank %d is no member of communicator %d of its collective", c.Loc.Rank, info.Comm)
+		}
+		return commEntry{kind: entryColl, class: replay.ClassOf(info.Op), sends: info.Sent > 0, receives: info.Received > 0,
+			comm: info.Comm, me: uint32(me), size: uint32(len(members)), root: info.Root, begin: beginOf(t, i)}, nil
+	case localtrace.KindLeave:
+		return commEntry{kind: entrySync, begin: int(t.EnterOf(i))}, nil
+	}
+	return commEntry{}, fmt.Errorf("timestamp correction: event %d (%v) is no communication event", i, t.Events[i].Kind)
+}
+
+// builder makes a location's skeleton, a chunk at a time.
+type builder struct {
+	k    *clock
+	c    *replay.Ctx
+	zone float64 // the events this close below the top of their binade are single steps
+	// the begins of the synchronisations, in event order, with their
+	// communication events' numbers, and the runs found for those passed
+	begins []beginAt
+	at     map[int32]beginRun
+	bi     int
+	j      int // the next event
+	x      int // the next communication event's number
+	ready  int // times filled
+	n      int // entries made
+	chans  intern.Table[clcChan]
+	// the last event handled: its time and the biased exponent of it;
+	// the run since the last entry
+	started bool
+	prev    float64
+	prevE   uint16
+	cur     span
+	done    bool
+}
+
+type beginAt struct{ event, comm int32 }
+
+type beginRun struct {
+	ref int // the entries before the begin
+	sp  span
+}
+
+// newBuilder starts the skeleton of the location, with single steps in
+// the given zone below the top of each binade.
+func (k *clock) newBuilder(c *replay.Ctx, zone float64) *builder {
+	b := &builder{k: k, c: c, zone: zone, at: map[int32]beginRun{}, cur: emptySpan}
+	b.begins = make([]beginAt, 0, len(k.comms))
+	for x, i := range k.comms {
+		switch k.t.Events[i].Kind {
+		case localtrace.KindCollEnd:
+			b.begins = append(b.begins, beginAt{int32(beginOf(k.t, int(i))), int32(x)})
+		case localtrace.KindLeave:
+			b.begins = append(b.begins, beginAt{int32(k.t.EnterOf(int(i))), int32(x)})
+		}
+	}
+	slices.SortStableFunc(b.begins, func(p, q beginAt) int { return int(p.event - q.event) })
+	k.startEvent, k.receives = -1, false
+	return b
+}
+
+// chunk returns the next chunk of the skeleton in buf: a byte that is 1
+// for the last chunk, then records, at least limit bytes of them but in
+// the last chunk.
+func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
+	buf = append(buf[:0], 0)
+	k := b.k
+	n := len(k.t.Events)
+	ts, comms := k.ts, k.comms
+	for ; b.j < n && len(buf) <= limit; b.j++ {
+		j := b.j
+		comm := b.x < len(comms) && int(comms[b.x]) == j
+		if !comm && k.skips(j) {
+			continue
+		}
+		if j >= b.ready {
+			b.ready = k.fill.Wait(j + 1)
+		}
+		t := ts[j]
+		e := uint16(math.Float64bits(t)>>52) & 0x7ff
+		if !b.started {
+			b.started = true
+			k.startEvent, k.first = j, t
+			start := t
+			if comm && k.t.Events[j].Kind != localtrace.KindSend && k.t.Events[j].Kind != localtrace.KindIsend {
+				// a receive first: the clock starts δ before it
+				k.receives = true
+				start = t - clcDelta
+			}
+			buf = appendFloat(append(buf, recordStart), start)
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(comms)))
+			if k.receives {
+				buf = b.step(buf, stepOf(start, t), t)
+			}
+		} else {
+			if s := stepOf(b.prev, t); !b.cur.add(b.prevE, s, t, b.zone) {
+				buf = b.step(buf, s, t)
+			}
+		}
+		b.prev, b.prevE = t, e
+		for ; b.bi < len(b.begins) && int(b.begins[b.bi].event) <= j; b.bi++ {
+			if int(b.begins[b.bi].event) == j {
+				b.at[b.begins[b.bi].comm] = beginRun{b.n, b.cur}
+			}
+		}
+		if comm {
+			var err error
+			if buf, err = b.entry(buf, j); err != nil {
+				return buf, err
+			}
+		}
+	}
+	if b.j == n && !b.done {
+		b.done = true
+		buf = append(buf, recordEnd)
+	}
+	if b.done {
+		buf[0] = 1
+	}
+	return buf, nil
+}
+
+// step appends a single step s to an event at time t after the current
+// run.
+func (b *builder) step(buf []byte, s, t float64) []byte {
+	buf = appendSpan(append(buf, entryStep), b.cur)
+	buf = appendFloat(appendFloat(buf, s), t)
+	b.n++
+	b.cur = emptySpan
+	return buf
+}
+
+// entry appends communication event j, the end of the current run.
+func (b *builder) entry(buf []byte, j int) ([]byte, error) {
+	c, x := b.c, b.x
+	ce, err := b.k.entryOf(c, j)
+	if err != nil {
+		return buf, err
+	}
+	var br beginRun
+	if ce.kind == entryColl || ce.kind == entrySync {
+		var ok bool
+		if br, ok = b.at[int32(x)]; !ok {
+			return buf, fmt.Errorf("timestamp correction: rank %d, event %d: the begin %d of its synchronisation is not among the corrected events", c.Loc.Rank, j, ce.begin)
+		}
+		delete(b.at, int32(x))
+		if b.n-br.ref >= ringSize {
+			return buf, fmt.Errorf("timestamp correction: rank %d, event %d: %d communication events between the begin %d of its synchronisation and its end (at most %d)", c.Loc.Rank, j, b.n-br.ref, ce.begin, ringSize-1)
+		}
+	}
+	switch ce.kind {
+	case entrySend, entryRecv:
+		known := b.chans.Len()
+		id := b.chans.Index(ce.ch)
+		if b.chans.Len() > known { // a new channel: its record first
+			buf = append(buf, recordChan)
+			buf = binary.LittleEndian.AppendUint32(buf, ce.ch.peer)
+			buf = binary.LittleEndian.AppendUint32(buf, ce.ch.comm)
+			buf = binary.LittleEndian.AppendUint32(buf, ce.ch.tag)
+			dir := byte(0)
+			if ce.ch.recv {
+				dir = 1
+			}
+			buf = append(buf, dir)
+		}
+		buf = append(buf, ce.kind)
+		buf = binary.LittleEndian.AppendUint32(buf, id)
+		buf = appendSpan(buf, b.cur)
+	case entryColl:
+		flags := byte(0)
+		if ce.sends {
+			flags |= 1
+		}
+		if ce.receives {
+			flags |= 2
+		}
+		buf = append(buf, entryColl, byte(ce.class), flags)
+		for _, v := range []uint32{ce.comm, ce.me, ce.size, ce.root, uint32(b.n - br.ref)} {
+			buf = binary.LittleEndian.AppendUint32(buf, v)
+		}
+		buf = appendSpan(appendSpan(buf, b.cur), br.sp)
+	case entrySync:
+		buf = append(buf, entrySync)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(b.n-br.ref))
+		buf = appendSpan(appendSpan(buf, b.cur), br.sp)
+	}
+	b.n++
+	b.x++
+	b.cur = emptySpan
+	return buf, nil
+}
+
+// stuckError is a location that the solution leaves waiting at a
+// communication event.
+type stuckError struct {
+	comm int // the communication event's number
+	what string
+}
+
+func (e *stuckError) Error() string { return fmt.Sprintf("communication event %d: %s", e.comm, e.what) }
+
+// source gives a location's skeleton, a chunk at a time (builder.chunk).
+type source func() ([]byte, error)
+
+// solver solves the clocks of the skeletons of all locations.
+type solver struct {
+	locs  []solverLoc
+	chans []solverChan
+	keys  map[chanKey]int32
+	colls map[uint32]*collInst // the open collective of each communicator
+	sync  *collInst            // the open synchronisation of all ranks
+	free  map[int]*collInst    // done instances, by size, to use again
+	work  []int                // locations ready to go on
+	moved int
+	// excess is how far the clock ran past the top of a run's binade at
+	// most (0: never; the solution is then exact)
+	excess float64
+}
+
+type solverLoc struct {
+	src     source
+	data    []byte // the current chunk's records
+	at      int    // the next record in it
+	last    bool   // the current chunk is the last
+	ended   bool
+	started bool
+	start   float64 // the clock before the first event
+	x       float64 // the clock after the last entry
+	next    int     // entries solved
+	comm    int     // communication events solved
+	ring    []float64
+	chans   []int32 // global channel of each local one
+	waiting int32   // the channel it waits on, -1 for none
+	blocked bool    // at a synchronisation that not all members reached
+	// res is the solution's message: status, receives moved, then the
+	// clock and bound of every communication event
+	res    []byte
+	failed error // why it cannot go on (stuckError)
+}
+
+type solverChan struct {
+	src, dst  int
+	comm, tag uint32
+	q         []pendingSend
+	head      int
+}
+
+type pendingSend struct {
+	loc, comm int32
+	x         float64
+}
+
+type collInst struct {
+	class   replay.CollClass
+	comm    uint32
+	root    uint32
+	sync    bool
+	arrived int
+	m       []collMember // by rank in the communicator
+}
+
+type collMember struct {
+	here            bool
+	loc             int32
+	begin, in       float64
+	sends, receives bool
+}
+
+type chanKey struct {
+	src, dst  int32
+	comm, tag uint32
+}
+
+// clock returns the clock after run sp from the clock x, noting by how
+// much it left the run's binade, if it did.
+func (s *solver) clock(x float64, sp span) float64 {
+	if sp.e == 0 {
+		return x
+	}
+	v := clockAt(x, sp.a, sp.b)
+	if top := binadeTop(sp.e); v >= top {
+		s.excess = max(s.excess, v-top)
+	}
+	return v
+}
+
+// xAt returns location L's clock after its first ref entries.
+func (L *solverLoc) xAt(ref int) float64 {
+	switch {
+	case ref == L.next:
+		return L.x
+	case ref == 0:
+		return L.start
+	}
+	return L.ring[(ref-1)%ringSize]
+}
+
+// peek returns location l's next entry (from its kind on), reading the
+// records that describe entries and the next chunk where the current one
+// ends; nil at the skeleton's end.
+func (s *solver) peek(l int) ([]byte, error) {
+	L := &s.locs[l]
+	for {
+		if L.at == len(L.data) {
+			if L.last {
+				return nil, errors.New("the skeleton ends without its end")
+			}
+			data, err := L.src()
+			if err != nil {
+				return nil, err
+			}
+			if len(data) == 0 {
+				return nil, errors.New("an empty chunk of the skeleton")
+			}
+			L.data, L.at, L.last = data[1:], 0, data[0] == 1
+			continue
+		}
+		r := L.data[L.at:]
+		size := recordSize(r[0])
+		switch {
+		case size == 0:
+			return nil, fmt.Errorf("a record of unknown kind %d", r[0])
+		case size > len(r):
+			return nil, fmt.Errorf("a record of kind %d cut short (%d of %d bytes)", r[0], len(r), size)
+		}
+		switch r[0] {
+		case recordStart:
+			if L.started {
+				return nil, errors.New("the clock starts twice")
+			}
+			L.started, L.start, L.x = true, getFloat(r[1:]), getFloat(r[1:])
+			if n := int(binary.LittleEndian.Uint32(r[9:])); cap(L.res) < 9+16*n && n < 1<<28 {
+				L.res = slices.Grow(L.res, 16*n) // (at once: fresh memory costs a page fault per 4 KiB)
+			}
+		case recordChan:
+			ch := clcChan{binary.LittleEndian.Uint32(r[1:]), binary.LittleEndian.Uint32(r[5:]), binary.LittleEndian.Uint32(r[9:]), r[13] == 1}
+			if int(ch.peer) >= len(s.locs) {
+				return nil, fmt.Errorf("a message with rank %d of %d", ch.peer, len(s.locs))
+			}
+			k := chanKey{int32(l), int32(ch.peer), ch.comm, ch.tag}
+			if ch.recv {
+				k.src, k.dst = int32(ch.peer), int32(l)
+			}
+			g, ok := s.keys[k]
+			if !ok {
+				g = int32(len(s.chans))
+				s.keys[k] = g
+				s.chans = append(s.chans, solverChan{src: int(k.src), dst: int(k.dst), comm: k.comm, tag: k.tag})
+			}
+			L.chans = append(L.chans, g)
+		case recordEnd:
+			L.ended = true
+			return nil, nil
+		default:
+			if !L.started {
+				return nil, errors.New("an entry before the clock's start")
+			}
+			if (r[0] == entrySend || r[0] == entryRecv) && int(binary.LittleEndian.Uint32(r[1:])) >= len(L.chans) {
+				return nil, fmt.Errorf("an entry on channel %d of %d", binary.LittleEndian.Uint32(r[1:]), len(L.chans))
+			}
+			return r, nil
+		}
+		L.at += size
+	}
+}
+
+// solveClocks solves the clocks of the skeletons of all world ranks
+// (srcs, by rank) and returns each rank's message (solutionMsg): its
+// solution, the reason it cannot finish (a receive without its send, a
+// collective that not all members reach; a send without its receive when
+// some receive moved; a skeleton that does not parse), or, if a run left
+// its binade, the wider zone to build the skeletons again with.
+func solveClocks(srcs []source, zone float64) [][]byte {
+	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{}, free: map[int]*collInst{}}
+	for l := range srcs {
+		L := &s.locs[l]
+		L.src, L.waiting, L.ring = srcs[l], -1, make([]float64, ringSize)
+		L.res = make([]byte, 9)
+		s.work = append(s.work, l)
+	}
+	var failed error // a skeleton that does not parse fails all
+	for len(s.work) > 0 && failed == nil {
+		l := s.work[len(s.work)-1]
+		s.work = s.work[:len(s.work)-1]
+		if err := s.run(l); err != nil {
+			var stuck *stuckError
+			if errors.As(err, &stuck) {
+				s.locs[l].failed = err
+				continue
+			}
+			failed = fmt.Errorf("the communication events of rank %d: %w", l, err)
+		}
+	}
+	msgs := make([][]byte, len(srcs))
+	switch {
+	case failed != nil:
+		for l := range msgs {
+			msgs[l] = append([]byte{solvedFailed}, failed.Error()...)
+		}
+		return msgs
+	case s.excess > 0:
+		for l := range msgs {
+			msgs[l] = appendFloat([]byte{solvedAgain}, max(2*zone, 2*(zone+s.excess)))
+		}
+		return msgs
+	}
+	for l := range s.locs {
+		L := &s.locs[l]
+		switch {
+		case L.failed != nil || L.ended:
+		case L.waiting >= 0:
+			c := &s.chans[L.waiting]
+			L.failed = &stuckError{L.comm, fmt.Sprintf("its receive from rank %d of communicator %d, tag %d waits for a message that no rank sends (a deadlock)", c.src, c.comm, c.tag)}
+		default:
+			L.failed = &stuckError{L.comm, "it waits at a collective operation that not every member reaches (a deadlock)"}
+		}
+	}
+	if s.moved > 0 {
+		// the backward amortization needs every send's bound
+		for _, c := range s.chans {
+			if L := &s.locs[c.src]; c.head < len(c.q) && L.failed == nil {
+				L.failed = &stuckError{int(c.q[c.head].comm), fmt.Sprintf("rank %d received fewer messages of communicator %d, tag %d than rank %d sent", c.dst, c.comm, c.tag, c.src)}
+			}
+		}
+	}
+	for l := range msgs {
+		L := &s.locs[l]
+		var stuck *stuckError
+		if errors.As(L.failed, &stuck) {
+			msg := binary.LittleEndian.AppendUint32([]byte{solvedStuck}, uint32(stuck.comm))
+			msgs[l] = append(msg, stuck.what...)
+			continue
+		}
+		L.res[0] = solvedOK
+		binary.LittleEndian.PutUint64(L.res[1:], uint64(s.moved))
+		msgs[l], L.res = L.res, nil
+	}
+	return msgs
+}
+
+// run solves the entries of location l until it waits or ends.
+func (s *solver) run(l int) error {
+	L := &s.locs[l]
+	for {
+		e, err := s.peek(l)
+		if err != nil || e == nil {
+			return err
+		}
+		switch e[0] {
+		case entryStep:
+			x := advanceBy(s.clock(L.x, getSpan(e[1:])), getFloat(e[1+spanSize:]), getFloat(e[9+spanSize:]))
+			s.advance(L, x, stepEntrySize)
+		case entrySend:
+			g := L.chans[binary.LittleEndian.Uint32(e[1:])]
+			x := s.clock(L.x, getSpan(e[5:]))
+			c := &s.chans[g]
+			c.q = append(c.q, pendingSend{int32(l), int32(L.comm), x})
+			if d := &s.locs[c.dst]; d.waiting == g {
+				d.waiting = -1
+				s.work = append(s.work, c.dst)
+			}
+			s.settled(L, x, math.NaN(), messageEntrySize)
+		case entryRecv:
+			g := L.chans[binary.LittleEndian.Uint32(e[1:])]
+			c := &s.chans[g]
+			if c.head == len(c.q) {
+				L.waiting = g
+				return nil
+			}
+			p := c.q[c.head]
+			if c.head++; c.head == len(c.q) {
+				c.q, c.head = c.q[:0], 0
+			}
+			in := s.clock(L.x, getSpan(e[5:]))
+			x := max(p.x+clcLatency, in)
+			if in < x {
+				s.moved++
+			}
+			binary.LittleEndian.PutUint64(s.locs[p.loc].res[9+16*int(p.comm)+8:], math.Float64bits(x))
+			s.settled(L, x, math.NaN(), messageEntrySize)
+		case entryColl, entrySync:
+			if err := s.arrive(l, e); err != nil {
+				return err
+			}
+			if L.blocked {
+				return nil
+			}
+		}
+	}
+}
+
+// advanceBy returns the clock x advanced by step s to an event at time
+// t: as advance, but with the step given.
+func advanceBy(x, s, t float64) float64 {
+	x += s
+	if x < t {
+		x = t
+	}
+	return x
+}
+
+// advance moves location L past its entry (of the given size), whose
+// clock is x.
+func (s *solver) advance(L *solverLoc, x float64, size int) {
+	L.ring[L.next%ringSize] = x
+	L.x = x
+	L.at += size
+	L.next++
+}
+
+// settled moves location L past its communication event, whose clock is
+// x and its send's bound bound.
+func (s *solver) settled(L *solverLoc, x, bound float64, size int) {
+	L.res = appendFloat(appendFloat(L.res, x), bound)
+	L.comm++
+	s.advance(L, x, size)
+}
+
+// arrive adds location l, at a collective's end or a synchronisation
+// (entry e), to its open instance, which it completes when it is the
+// last member to arrive.
+func (s *solver) arrive(l int, e []byte) error {
+	L := &s.locs[l]
+	var inst *collInst
+	var me, size, back int
+	var sp, bsp span
+	m := collMember{loc: int32(l), here: true}
+	if e[0] == entrySync {
+		me, size = l, len(s.locs)
+		back = int(binary.LittleEndian.Uint32(e[1:]))
+		sp, bsp = getSpan(e[5:]), getSpan(e[5+spanSize:])
+		if s.sync == nil {
+			s.sync = s.instance(size)
+			s.sync.class, s.sync.sync = replay.CollBarrier, true
+		}
+		inst = s.sync
+	} else {
+		class, flags := replay.CollClass(e[1]), e[2]
+		comm := binary.LittleEndian.Uint32(e[3:])
+		me, size = int(binary.LittleEndian.Uint32(e[7:])), int(binary.LittleEndian.Uint32(e[11:]))
+		root := binary.LittleEndian.Uint32(e[15:])
+		back = int(binary.LittleEndian.Uint32(e[19:]))
+		sp, bsp = getSpan(e[23:]), getSpan(e[23+spanSize:])
+		m.sends, m.receives = flags&1 != 0, flags&2 != 0
+		inst = s.colls[comm]
+		if inst == nil {
+			if size <= 0 || size > len(s.locs) {
+				return &stuckError{L.comm, fmt.Sprintf("a collective operation of %d members on communicator %d", size, comm)}
+			}
+			inst = s.instance(size)
+			inst.class, inst.comm, inst.root = class, comm, root
+			s.colls[comm] = inst
+		}
+		if inst.class != class || inst.root != root || len(inst.m) != size {
+			return &stuckError{L.comm, fmt.Sprintf("the members of communicator %d disagree on a collective operation (class %d, root %d, %d members against class %d, root %d, %d members)",
+				comm, class, root, size, inst.class, inst.root, len(inst.m))}
+		}
+	}
+	if me >= size || inst.m[me].here || back > L.next || back >= ringSize {
+		return &stuckError{L.comm, fmt.Sprintf("member %d of %d of a collective operation arrives twice or begins %d entries back", me, size, back)}
+	}
+	m.begin = s.clock(L.xAt(L.next-back), bsp)
+	m.in = s.clock(L.x, sp)
+	inst.m[me] = m
+	inst.arrived++
+	if inst.arrived < size {
+		L.blocked = true
+		return nil
+	}
+	if inst.sync {
+		s.sync = nil
+	} else {
+		delete(s.colls, inst.comm)
+	}
+	s.complete(inst, l)
+	clear(inst.m)
+	inst.arrived, inst.sync = 0, false
+	s.free[len(inst.m)] = inst
+	return nil
+}
+
+// instance returns an empty collective instance of size members.
+func (s *solver) instance(size int) *collInst {
+	if c := s.free[size]; c != nil {
+		delete(s.free, size)
+		return c
+	}
+	return &collInst{m: make([]collMember, size)}
+}
+
+// complete solves a collective operation (or synchronisation) that all
+// members reached, last location l: every member's end (after the
+// senders' begins that it receives from) and the bound of its begin (the
+// earliest end of the members that receive from it), then lets the
+// members go on.
+func (s *solver) complete(c *collInst, last int) {
+	const huge = math.MaxFloat64
+	ms := c.m
+	out := func(m *collMember) float64 { // the begin, if it sends
+		if m.sends || c.class == replay.CollBarrier {
+			return m.begin
+		}
+		return -huge
+	}
+	ifSends := func(m *collMember, end float64) float64 { // a member that sends nothing has no bound
+		if !m.sends {
+			return huge
+		}
+		return end
+	}
+	size := collEntrySize
+	if c.sync {
+		size = syncEntrySize
+	}
+	settle := func(m *collMember, latest, bound float64) {
+		x := max(latest, m.in)
+		if m.in < latest {
+			s.moved++
+		}
+		L := &s.locs[m.loc]
+		s.settled(L, x, bound, size)
+		L.blocked = false
+		if int(m.loc) != last {
+			s.work = append(s.work, int(m.loc))
+		}
+	}
+	nan := math.NaN()
+	switch c.class {
+	case replay.CollBarrier: // (and MPI_Init, MPI_Finalize)
+		v0, v1 := -huge, -huge
+		for i := range ms {
+			v0, v1 = max(v0, ms[i].begin), max(v1, -ms[i].in)
+		}
+		latest := v0 + clcLatency
+		for i := range ms {
+			settle(&ms[i], latest, max(latest, -v1))
+		}
+	case replay.CollNxN:
+		v0, v1 := -huge, -huge
+		for i := range ms {
+			v0 = max(v0, out(&ms[i]))
+			if ms[i].receives {
+				v1 = max(v1, -ms[i].in)
+			}
+		}
+		for i := range ms {
+			latest := v0 + clcLatency
+			if !ms[i].receives {
+				latest = -huge
+			}
+			settle(&ms[i], latest, ifSends(&ms[i], earliest(v0+clcLatency, -v1)))
+		}
+	case replay.CollOneToN:
+		// the root sends; the others that receive data wait for it; the
+		// root's own end counts among the receivers' (it receives data
+		// from itself, if any)
+		v0, v1, v2 := -huge, -huge, -huge
+		for i := range ms {
+			switch {
+			case uint32(i) == c.root:
+				v0 = max(v0, out(&ms[i]))
+				if ms[i].receives {
+					v2 = max(v2, -ms[i].in)
+				}
+			case ms[i].receives:
+				v1 = max(v1, -ms[i].in)
+			}
+		}
+		for i := range ms {
+			if uint32(i) == c.root {
+				settle(&ms[i], -huge, ifSends(&ms[i], min(earliest(v0+clcLatency, -v1), -v2)))
+				continue
+			}
+			latest := -huge
+			if ms[i].receives {
+				latest = v0 + clcLatency
+			}
+			settle(&ms[i], latest, nan)
+		}
+	case replay.CollNToOne:
+		// the root waits for the senders; the senders' bound is the
+		// root's corrected end
+		v0, v1 := -huge, -huge
+		for i := range ms {
+			v0 = max(v0, out(&ms[i]))
+			if uint32(i) == c.root && ms[i].receives {
+				v1 = max(v1, ms[i].in)
+			}
+		}
+		rootEnd := huge // the root receives nothing: no bound
+		if v1 != -huge {
+			rootEnd = max(v0+clcLatency, v1)
+		}
+		for i := range ms {
+			if uint32(i) == c.root {
+				latest := -huge
+				if ms[i].receives {
+					latest = v0 + clcLatency
+				}
+				settle(&ms[i], latest, nan)
+				continue
+			}
+			settle(&ms[i], -huge, ifSends(&ms[i], rootEnd))
+		}
+	case replay.CollScan:
+		// member j waits for the senders of ranks up to j; the bound is
+		// the earliest corrected end of the receivers of ranks from j on
+		for me := range ms {
+			latest, ends, x := -huge, huge, -huge
+			for j := range ms {
+				latest = max(latest, out(&ms[j]))
+				if j == me && ms[me].receives {
+					x = latest + clcLatency
+				}
+				if j >= me && ms[j].receives {
+					ends = min(ends, max(latest+clcLatency, ms[j].in))
+				}
+			}
+			settle(&ms[me], x, ifSends(&ms[me], ends))
+		}
+	}
+}
+
+// earliest is the earliest corrected end of receivers whose earliest
+// uncorrected clock is in (huge: none), sent to at latest+λ.
+func earliest(latest, in float64) float64 {
+	if in == math.MaxFloat64 {
+		return in
+	}
+	return max(latest, in)
+}
+
+// The tags of the correction's messages: location 0 to the others
+// (requests for chunks, solutions), the others to location 0 (chunks).
+const (
+	clcTag      = 0x434c43
+	clcChunkTag = 0x434c44
+)
+
+// The kinds of location 0's messages to the others (the first byte).
+const (
+	solvedOK     = iota // then the receives moved, a clock and bound per communication event
+	solvedStuck         // then the communication event where the rank waits and why
+	solvedFailed        // then why the solution failed
+	solvedAgain         // then the zone of the skeletons to build again
+	chunkPlease         // send the next chunk
+)
+
+// solution is a location's part of the solved clocks (solvedOK): for
+// every communication event its clock and the bound of its send (the end
+// that a message's send or a synchronisation's begin must precede; NaN
+// for none), and the number of receives moved at all locations.
+type solution struct {
+	data     []byte // from the first clock on
+	violated int
+}
+
+func (s solution) len() int            { return len(s.data) / 16 }
+func (s solution) clock(e int) float64 { return getFloat(s.data[16*e:]) }
+func (s solution) bound(e int) (float64, bool) {
+	b := getFloat(s.data[16*e+8:])
+	return b, !math.IsNaN(b)
+}
+
+// solve returns the location's solution: location 0 solves the skeletons
+// of all locations (solveClocks), asking each for its chunks, and sends
+// every location its part. Where the solution is not exact, every
+// location builds its skeleton again with a wider zone.
+func (k *clock) solve(c *replay.Ctx) (solution, error) {
+	zone := startZone
+	for {
+		sol, again, err := k.solveOnce(c, zone)
+		if err != nil || again == 0 {
+			return sol, err
+		}
+		zone = again
+	}
+}
+
+// solveOnce solves the skeletons once: it returns the solution, or a
+// wider zone to build them again with.
+func (k *clock) solveOnce(c *replay.Ctx, zone float64) (solution, float64, error) {
+	w := c.Loc.World
+	b := k.newBuilder(c, zone)
+	// (two buffers in turn: the solution reads one while the next is
+	// made)
+	var bufs [2][]byte
+	turn := 0
+	own := func() ([]byte, error) {
+		turn ^= 1
+		var err error
+		bufs[turn], err = b.chunk(bufs[turn], chunkSize)
+		return bufs[turn], err
+	}
+	if w == nil || w.Size() == 1 {
+		return k.readSolution(c, solveClocks([]source{own}, zone)[0])
+	}
+	if w.Rank() != 0 {
+		// the chunks location 0 asks for, then its answer
+		var buf []byte
+		for {
+			msg, err := w.RecvOwned(0, clcTag)
+			if err != nil {
+				return solution{}, 0, fmt.Errorf("timestamp correction: receiving from rank 0: %w", err)
+			}
+			if len(msg) != 1 || msg[0] != chunkPlease {
+				return k.readSolution(c, msg)
+			}
+			w.Release(msg)
+			if b.done {
+				continue // (asked ahead for more than there were)
+			}
+			if buf, err = b.chunk(buf, chunkSize); err != nil {
+				// (location 0 waits for the chunk: it learns of the
+				// failure from the empty one)
+				w.Send(0, clcChunkTag, nil)
+				return solution{}, 0, err
+			}
+			if err := w.Send(0, clcChunkTag, buf); err != nil {
+				return solution{}, 0, fmt.Errorf("timestamp correction: sending rank 0 the communication events: %w", err)
+			}
+		}
+	}
+	n := w.Size()
+	please := func(src int) error {
+		if err := w.Send(src, clcTag, []byte{chunkPlease}); err != nil {
+			return fmt.Errorf("timestamp correction: asking rank %d for its communication events: %w", src, err)
+		}
+		return nil
+	}
+	srcs := make([]source, n)
+	srcs[0] = own
+	for src := 1; src < n; src++ {
+		var last []byte // the chunk in use, handed back at the next
+		srcs[src] = func() ([]byte, error) {
+			if last != nil {
+				w.Release(last)
+			}
+			data, err := w.RecvOwned(src, clcChunkTag)
+			if err != nil {
+				return nil, fmt.Errorf("receiving its communication events: %w", err)
+			}
+			if len(data) == 0 {
+				return nil, errors.New("it failed to make its communication events")
+			}
+			if data[0] == 0 { // another, while this one is solved
+				if err := please(src); err != nil {
+					return nil, err
+				}
+			}
+			last = data
+			return data, nil
+		}
+		for range chunksAhead {
+			if err := please(src); err != nil {
+				return solution{}, 0, err
+			}
+		}
+	}
+	msgs := solveClocks(srcs, zone)
+	for dst := 1; dst < n; dst++ {
+		if err := w.SendOwned(dst, clcTag, msgs[dst]); err != nil {
+			return solution{}, 0, fmt.Errorf("timestamp correction: sending rank %d its clocks: %w", dst, err)
+		}
+		msgs[dst] = nil
+	}
+	return k.readSolution(c, msgs[0])
+}
+
+// readSolution reads the solution that location 0 made for this one: the
+// solution, a zone to build the skeleton again with, or an error.
+func (k *clock) readSolution(c *replay.Ctx, data []byte) (solution, float64, error) {
+	short := fmt.Errorf("timestamp correction: a solution of %d bytes from rank 0", len(data))
+	if len(data) == 0 {
+		return solution{}, 0, short
+	}
+	switch data[0] {
+	case solvedOK:
+		if len(data) < 9 || (len(data)-9)%16 != 0 {
+			return solution{}, 0, short
+		}
+		return solution{data: data[9:], violated: int(binary.LittleEndian.Uint64(data[1:]))}, 0, nil
+	case solvedAgain:
+		if len(data) != 9 {
+			return solution{}, 0, short
+		}
+		return solution{}, getFloat(data[1:]), nil
+	case solvedStuck:
+		if len(data) < 5 {
+			return solution{}, 0, short
+		}
+		x := int(binary.LittleEndian.Uint32(data[1:]))
+		what := string(data[5:])
+		if x < 0 || x >= len(k.comms) {
+			return solution{}, 0, fmt.Errorf("timestamp correction: rank %d: %s", c.Loc.Rank, what)
+		}
+		i := int(k.comms[x])
+		return solution{}, 0, fmt.Errorf("timestamp correction: rank %d (location %d), event %d (%v at %.9f s): %s",
+			c.Loc.Rank, c.Trace.Location, i, c.Trace.Events[i].Kind, c.Trace.RecordedTime(i), what)
+	}
+	return solution{}, 0, fmt.Errorf("timestamp correction: %s", data[1:])
+}

@@ -1,0 +1,263 @@
+package patterns
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/replay"
+)
+
+// TestRunExact checks that a run composed by span.add reaches, from any
+// clock, the clock that stepping event by event (advance) reaches, to the
+// bit, where the solution accepts it (below the top of its binade): for
+// runs of random times with small and large steps, and clocks from the
+// times on to far ahead of them.
+func TestRunExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	runs, checked := 0, 0
+	for range 2000 {
+		t0 := math.Ldexp(1+rng.Float64(), rng.IntN(12)-6) // 1/64 s .. 64 s
+		e0 := uint16(math.Float64bits(t0)>>52) & 0x7ff
+		times := []float64{t0}
+		sp := emptySpan
+		prevE := e0
+		for range 1 + rng.IntN(50) {
+			prev := times[len(times)-1]
+			var dt float64
+			switch rng.IntN(4) {
+			case 0:
+				dt = 0 // (δ steps)
+			case 1:
+				dt = rng.Float64() * 1e-9
+			default:
+				dt = rng.Float64() * math.Ldexp(1, -8-rng.IntN(20))
+			}
+			cur := prev + dt
+			if !sp.add(prevE, stepOf(prev, cur), cur, 0) {
+				break
+			}
+			prevE = uint16(math.Float64bits(cur)>>52) & 0x7ff
+			times = append(times, cur)
+		}
+		if len(times) < 2 {
+			continue
+		}
+		runs++
+		for range 20 {
+			// the clock at the run's first event: its time or ahead
+			x := times[0] + rng.Float64()*math.Ldexp(1, -rng.IntN(40))
+			seq := x
+			for i := 1; i < len(times); i++ {
+				seq = advance(seq, times[i-1], times[i])
+			}
+			got := clockAt(x, sp.a, sp.b)
+			if got >= binadeTop(sp.e) {
+				continue // (the solution builds the skeletons again)
+			}
+			checked++
+			if got != seq {
+				t.Fatalf("run of %d events from %v, clock %v: composed %v, stepped %v", len(times), times[0], x, got, seq)
+			}
+		}
+	}
+	if runs < 1000 || checked < 10000 {
+		t.Fatalf("only %d runs, %d clocks checked", runs, checked)
+	}
+}
+
+// TestUlpStep: a step half-way between two multiples of the binade's ulp
+// (a tie) is refused, as is one out of the binade; others are rounded
+// to a multiple of the ulp.
+func TestUlpStep(t *testing.T) {
+	e := uint16(1023) // [1, 2): ulp 2^-52
+	u := math.Ldexp(1, -52)
+	for _, tc := range []struct {
+		name string
+		s    float64
+		want float64
+		ok   bool
+	}{
+		{"multiple", 3 * u, 3 * u, true},
+		{"below half", 3*u + u/4, 3 * u, true},
+		{"above half", 3*u + 3*u/4, 4 * u, true},
+		{"tie", 3*u + u/2, 0, false},
+		{"out of the binade", 1, 0, false},
+	} {
+		got, ok := ulpStep(e, tc.s)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("%s: ulpStep(%g) = %g, %v; want %g, %v", tc.name, tc.s, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// skel writes skeletons by hand: records as builder.entry makes them.
+type skel struct{ b []byte }
+
+func newSkel(start float64, comms int) *skel {
+	s := &skel{b: []byte{1, recordStart}}
+	s.b = appendFloat(s.b, start)
+	s.b = binary.LittleEndian.AppendUint32(s.b, uint32(comms))
+	return s
+}
+
+func (s *skel) channel(peer, comm, tag uint32, recv bool) *skel {
+	s.b = append(s.b, recordChan)
+	for _, v := range []uint32{peer, comm, tag} {
+		s.b = binary.LittleEndian.AppendUint32(s.b, v)
+	}
+	dir := byte(0)
+	if recv {
+		dir = 1
+	}
+	s.b = append(s.b, dir)
+	return s
+}
+
+// run is an exact run by a: to the time b, nothing else (b ≥ x + a)
+func run(a, b float64) span { return span{a, b, 1023} }
+
+func (s *skel) message(kind byte, ch uint32, sp span) *skel {
+	s.b = append(s.b, kind)
+	s.b = binary.LittleEndian.AppendUint32(s.b, ch)
+	s.b = appendSpan(s.b, sp)
+	return s
+}
+
+func (s *skel) barrier(me, size uint32, back uint32, sp, begin span) *skel {
+	s.b = append(s.b, entryColl, byte(replay.CollBarrier), 3)
+	for _, v := range []uint32{0, me, size, 0, back} {
+		s.b = binary.LittleEndian.AppendUint32(s.b, v)
+	}
+	s.b = appendSpan(appendSpan(s.b, sp), begin)
+	return s
+}
+
+func (s *skel) end() []byte { return append(s.b, recordEnd) }
+
+// solved reads a solution message's clocks and bounds.
+func solved(t *testing.T, msg []byte) (status byte, clocks, bounds []float64, moved int, text string) {
+	t.Helper()
+	switch msg[0] {
+	case solvedOK:
+		sol := solution{data: msg[9:], violated: int(binary.LittleEndian.Uint64(msg[1:]))}
+		for e := range sol.len() {
+			clocks = append(clocks, sol.clock(e))
+			b, _ := sol.bound(e)
+			bounds = append(bounds, b)
+		}
+		return msg[0], clocks, bounds, sol.violated, ""
+	case solvedStuck:
+		return msg[0], nil, nil, 0, string(msg[5:])
+	}
+	return msg[0], nil, nil, 0, string(msg[1:])
+}
+
+func sources(skels ...[]byte) []source {
+	srcs := make([]source, len(skels))
+	for i, b := range skels {
+		srcs[i] = func() ([]byte, error) { return b, nil }
+	}
+	return srcs
+}
+
+// TestSolveClocks solves small skeletons whose clocks follow by hand:
+// a receive moved past its send plus the latency, a barrier that moves
+// the early members' ends past the latest begin, and the bounds of the
+// sends and begins.
+func TestSolveClocks(t *testing.T) {
+	const λ = clcLatency
+	nan := math.NaN()
+	// rank 0 sends at 1.5 (its clock starts at 1.0, the run to the send
+	// adds 0.5); rank 1 receives at 1.2: moved to 1.5 + λ; then both
+	// enter a barrier (rank 0 at 1.7, rank 1 at its clock + 0.1) and
+	// leave it 0.05 later
+	s0 := newSkel(1.0, 2).channel(1, 0, 7, false).message(entrySend, 0, run(0.5, 1.5)).
+		barrier(0, 2, 0, run(0.25, 1.75), run(0.2, 1.7)).end()
+	s1 := newSkel(1.0, 2).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).
+		barrier(1, 2, 0, run(0.15, 1.3), run(0.1, 1.2)).end()
+	msgs := solveClocks(sources(s0, s1), startZone)
+	recv := 1.5 + λ
+	begin1 := recv + 0.1
+	latest := max(1.7, begin1) + λ
+	for _, tc := range []struct {
+		rank           int
+		clocks, bounds []float64
+	}{
+		{0, []float64{1.5, max(latest, 1.75)}, []float64{recv, max(latest, min(1.75, recv+0.15))}},
+		{1, []float64{recv, max(latest, recv+0.15)}, []float64{nan, max(latest, min(1.75, recv+0.15))}},
+	} {
+		status, clocks, bounds, moved, text := solved(t, msgs[tc.rank])
+		if status != solvedOK {
+			t.Fatalf("rank %d: status %d: %s", tc.rank, status, text)
+		}
+		if moved != 2 {
+			t.Errorf("rank %d: %d receives moved, want 2 (the message, rank 0's barrier end)", tc.rank, moved)
+		}
+		if d := cmp.Diff(tc.clocks, clocks); d != "" {
+			t.Errorf("rank %d: clocks (-want +got):\n%s", tc.rank, d)
+		}
+		if d := cmp.Diff(tc.bounds, bounds, cmp.Comparer(func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })); d != "" {
+			t.Errorf("rank %d: bounds (-want +got):\n%s", tc.rank, d)
+		}
+	}
+}
+
+// TestSolveClocksFailures: a receive without its send and a collective
+// that a member does not reach leave their ranks stuck; a send without
+// its receive where some receive moved leaves the sender stuck; a
+// skeleton cut short, or one whose run leaves its binade, fails or asks
+// for the skeletons again.
+func TestSolveClocksFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		skels  [][]byte
+		status []byte
+		text   []string // by rank, in the message ("" for none)
+	}{
+		{"receive without send", [][]byte{
+			newSkel(1, 0).end(),
+			newSkel(1, 1).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).end()},
+			[]byte{solvedOK, solvedStuck}, []string{"", "waits for a message that no rank sends"}},
+		{"barrier not reached", [][]byte{
+			newSkel(1, 1).barrier(0, 2, 0, run(0.1, 1.1), emptySpan).end(),
+			newSkel(1, 0).end()},
+			[]byte{solvedStuck, solvedOK}, []string{"not every member reaches", ""}},
+		{"send without receive", [][]byte{
+			newSkel(1, 2).channel(1, 0, 7, false).message(entrySend, 0, run(0.5, 1.5)).message(entrySend, 0, run(0.1, 1.6)).end(),
+			newSkel(1, 1).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).end()},
+			[]byte{solvedStuck, solvedOK}, []string{"rank 1 received fewer messages", ""}},
+		{"cut short", [][]byte{newSkel(1, 0).b[:5], newSkel(1, 0).end()},
+			[]byte{solvedFailed, solvedFailed}, []string{"cut short", "cut short"}},
+		{"no end", [][]byte{newSkel(1, 0).b, newSkel(1, 0).end()},
+			[]byte{solvedFailed, solvedFailed}, []string{"without its end", "without its end"}},
+		{"unknown record", [][]byte{append(newSkel(1, 0).b, 99), newSkel(1, 0).end()},
+			[]byte{solvedFailed, solvedFailed}, []string{"unknown kind 99", "unknown kind 99"}},
+		{"run out of its binade", [][]byte{
+			newSkel(1.9, 1).channel(1, 0, 7, false).message(entrySend, 0, run(0.5, 1.5)).end(),
+			newSkel(1, 1).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).end()},
+			[]byte{solvedAgain, solvedAgain}, []string{"", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := solveClocks(sources(tc.skels...), startZone)
+			for r, msg := range msgs {
+				status, _, _, _, text := solved(t, msg)
+				if status != tc.status[r] {
+					t.Errorf("rank %d: status %d (%s), want %d", r, status, text, tc.status[r])
+				}
+				if !strings.Contains(text, tc.text[r]) {
+					t.Errorf("rank %d: %q does not mention %q", r, text, tc.text[r])
+				}
+			}
+			if tc.status[0] == solvedAgain {
+				if zone := getFloat(msgs[0][1:]); zone < 2*startZone || zone < 1.9+0.5-2 {
+					t.Errorf("the zone to build again with is %g", zone)
+				}
+			}
+		})
+	}
+}
