@@ -443,6 +443,10 @@ type solver struct {
 	// excess is how far the clock ran past the top of a run's binade at
 	// most (0: never; the solution is then exact)
 	excess float64
+	// emit sends a location clocks (a clocksChunk message); emitErr is
+	// the first error it returned, which ends the solution
+	emit    func(l int, clocks []byte) error
+	emitErr error
 }
 
 type solverLoc struct {
@@ -460,10 +464,12 @@ type solverLoc struct {
 	chans   []int32 // global channel of each local one
 	waiting int32   // the channel it waits on, -1 for none
 	blocked bool    // at a synchronisation that not all members reached
-	// res is the solution's message: status, receives moved, then the
-	// clock and bound of every communication event
-	res    []byte
-	failed error // why it cannot go on (stuckError)
+	// out are the clocks and bounds of its communication events solved
+	// and not yet sent (after a clocksChunk byte); sendBounds the bounds
+	// of its messages' sends, which the receives give, in order
+	out        []byte
+	sendBounds []float64
+	failed     error // why it cannot go on (stuckError)
 }
 
 type solverChan struct {
@@ -474,8 +480,10 @@ type solverChan struct {
 }
 
 type pendingSend struct {
-	loc, comm int32
-	x         float64
+	loc  int32 // the sender
+	send int32 // the send's number among its sends of messages
+	comm int32 // its communication event's number
+	x    float64
 }
 
 type collInst struct {
@@ -557,9 +565,6 @@ func (s *solver) peek(l int) ([]byte, error) {
 				return nil, errors.New("the clock starts twice")
 			}
 			L.started, L.start, L.x = true, getFloat(r[1:]), getFloat(r[1:])
-			if n := int(binary.LittleEndian.Uint32(r[9:])); cap(L.res) < 9+16*n && n < 1<<28 {
-				L.res = slices.Grow(L.res, 16*n) // (at once: fresh memory costs a page fault per 4 KiB)
-			}
 		case recordChan:
 			ch := clcChan{binary.LittleEndian.Uint32(r[1:]), binary.LittleEndian.Uint32(r[5:]), binary.LittleEndian.Uint32(r[9:]), r[13] == 1}
 			if int(ch.peer) >= len(s.locs) {
@@ -598,16 +603,17 @@ func (s *solver) peek(l int) ([]byte, error) {
 // collective that not all members reach; a send without its receive when
 // some receive moved; a skeleton that does not parse), or, if a run left
 // its binade, the wider zone to build the skeletons again with.
-func solveClocks(srcs []source, zone float64) [][]byte {
-	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{}, free: map[int]*collInst{}}
+func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) error) [][]byte {
+	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{}, free: map[int]*collInst{}, emit: emit}
 	for l := range srcs {
 		L := &s.locs[l]
 		L.src, L.waiting, L.ring = srcs[l], -1, make([]float64, ringSize)
-		L.res = make([]byte, 9)
+		L.out = make([]byte, 1, clocksSize+16)
+		L.out[0] = clocksChunk
 		s.work = append(s.work, l)
 	}
 	var failed error // a skeleton that does not parse fails all
-	for len(s.work) > 0 && failed == nil {
+	for len(s.work) > 0 && failed == nil && s.emitErr == nil {
 		l := s.work[len(s.work)-1]
 		s.work = s.work[:len(s.work)-1]
 		if err := s.run(l); err != nil {
@@ -618,6 +624,12 @@ func solveClocks(srcs []source, zone float64) [][]byte {
 			}
 			failed = fmt.Errorf("the communication events of rank %d: %w", l, err)
 		}
+	}
+	for l := range s.locs {
+		s.flush(l)
+	}
+	if failed == nil && s.emitErr != nil {
+		failed = s.emitErr
 	}
 	msgs := make([][]byte, len(srcs))
 	switch {
@@ -659,9 +671,13 @@ func solveClocks(srcs []source, zone float64) [][]byte {
 			msgs[l] = append(msg, stuck.what...)
 			continue
 		}
-		L.res[0] = solvedOK
-		binary.LittleEndian.PutUint64(L.res[1:], uint64(s.moved))
-		msgs[l], L.res = L.res, nil
+		msg := make([]byte, 9, 9+8*len(L.sendBounds))
+		msg[0] = solvedOK
+		binary.LittleEndian.PutUint64(msg[1:], uint64(s.moved))
+		for _, b := range L.sendBounds {
+			msg = appendFloat(msg, b)
+		}
+		msgs[l], L.sendBounds = msg, nil
 	}
 	return msgs
 }
@@ -682,12 +698,13 @@ func (s *solver) run(l int) error {
 			g := L.chans[binary.LittleEndian.Uint32(e[1:])]
 			x := s.clock(L.x, getSpan(e[5:]))
 			c := &s.chans[g]
-			c.q = append(c.q, pendingSend{int32(l), int32(L.comm), x})
+			c.q = append(c.q, pendingSend{int32(l), int32(len(L.sendBounds)), int32(L.comm), x})
+			L.sendBounds = append(L.sendBounds, math.NaN())
 			if d := &s.locs[c.dst]; d.waiting == g {
 				d.waiting = -1
 				s.work = append(s.work, c.dst)
 			}
-			s.settled(L, x, math.NaN(), messageEntrySize)
+			s.settled(l, x, math.NaN(), messageEntrySize)
 		case entryRecv:
 			g := L.chans[binary.LittleEndian.Uint32(e[1:])]
 			c := &s.chans[g]
@@ -704,8 +721,8 @@ func (s *solver) run(l int) error {
 			if in < x {
 				s.moved++
 			}
-			binary.LittleEndian.PutUint64(s.locs[p.loc].res[9+16*int(p.comm)+8:], math.Float64bits(x))
-			s.settled(L, x, math.NaN(), messageEntrySize)
+			s.locs[p.loc].sendBounds[p.send] = x
+			s.settled(l, x, math.NaN(), messageEntrySize)
 		case entryColl, entrySync:
 			if err := s.arrive(l, e); err != nil {
 				return err
@@ -736,12 +753,26 @@ func (s *solver) advance(L *solverLoc, x float64, size int) {
 	L.next++
 }
 
-// settled moves location L past its communication event, whose clock is
-// x and its send's bound bound.
-func (s *solver) settled(L *solverLoc, x, bound float64, size int) {
-	L.res = appendFloat(appendFloat(L.res, x), bound)
+// settled moves location l past its communication event, whose clock is
+// x and its begin's bound bound.
+func (s *solver) settled(l int, x, bound float64, size int) {
+	L := &s.locs[l]
+	L.out = appendFloat(appendFloat(L.out, x), bound)
 	L.comm++
 	s.advance(L, x, size)
+	if len(L.out) >= clocksSize {
+		s.flush(l)
+	}
+}
+
+// flush sends location l the clocks solved for it (unless they are not
+// exact: it then builds its skeleton again).
+func (s *solver) flush(l int) {
+	L := &s.locs[l]
+	if len(L.out) > 1 && s.excess == 0 && s.emitErr == nil {
+		s.emitErr = s.emit(l, L.out)
+	}
+	L.out = L.out[:1]
 }
 
 // arrive adds location l, at a collective's end or a synchronisation
@@ -846,7 +877,7 @@ func (s *solver) complete(c *collInst, last int) {
 			s.moved++
 		}
 		L := &s.locs[m.loc]
-		s.settled(L, x, bound, size)
+		s.settled(int(m.loc), x, bound, size)
 		L.blocked = false
 		if int(m.loc) != last {
 			s.work = append(s.work, int(m.loc))
@@ -967,49 +998,44 @@ const (
 
 // The kinds of location 0's messages to the others (the first byte).
 const (
-	solvedOK     = iota // then the receives moved, a clock and bound per communication event
+	solvedOK     = iota // then the receives moved and the bounds of the location's sends of messages
 	solvedStuck         // then the communication event where the rank waits and why
 	solvedFailed        // then why the solution failed
 	solvedAgain         // then the zone of the skeletons to build again
 	chunkPlease         // send the next chunk
+	clocksChunk         // then the clock and bound of communication events, in order
 )
 
-// solution is a location's part of the solved clocks (solvedOK): for
-// every communication event its clock and the bound of its send (the end
-// that a message's send or a synchronisation's begin must precede; NaN
-// for none), and the number of receives moved at all locations.
-type solution struct {
-	data     []byte // from the first clock on
-	violated int
-}
+// clocksSize is the size of the messages of clocks (at least).
+const clocksSize = 64 << 10
 
-func (s solution) len() int            { return len(s.data) / 16 }
-func (s solution) clock(e int) float64 { return getFloat(s.data[16*e:]) }
-func (s solution) bound(e int) (float64, bool) {
-	b := getFloat(s.data[16*e+8:])
-	return b, !math.IsNaN(b)
-}
-
-// solve returns the location's solution: location 0 solves the skeletons
-// of all locations (solveClocks), asking each for its chunks, and sends
-// every location its part. Where the solution is not exact, every
-// location builds its skeleton again with a wider zone.
-func (k *clock) solve(c *replay.Ctx) (solution, error) {
+// solve solves the location's clocks and corrects its events with them:
+// location 0 solves the skeletons of all locations (solveClocks), asking
+// each for its chunks, and sends every location its clocks as it goes;
+// each location corrects its events as they come. Where the solution is
+// not exact, every location builds its skeleton again with a wider zone.
+// It returns the number of receives moved at all locations.
+func (k *clock) solve(c *replay.Ctx) (int, error) {
 	zone := startZone
 	for {
-		sol, again, err := k.solveOnce(c, zone)
+		violated, again, err := k.solveOnce(c, zone)
 		if err != nil || again == 0 {
-			return sol, err
+			return violated, err
 		}
 		zone = again
 	}
 }
 
-// solveOnce solves the skeletons once: it returns the solution, or a
-// wider zone to build them again with.
-func (k *clock) solveOnce(c *replay.Ctx, zone float64) (solution, float64, error) {
+// solveOnce solves the skeletons once and corrects the location's
+// events: it returns the number of receives moved, or a wider zone to
+// build the skeletons again with.
+func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 	w := c.Loc.World
 	b := k.newBuilder(c, zone)
+	ap := k.newApplier(c)
+	if w != nil && w.Rank() != 0 {
+		return k.serve(c, b, ap)
+	}
 	// (two buffers in turn: the solution reads one while the next is
 	// made)
 	var bufs [2][]byte
@@ -1020,34 +1046,17 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (solution, float64, error
 		bufs[turn], err = b.chunk(bufs[turn], chunkSize)
 		return bufs[turn], err
 	}
-	if w == nil || w.Size() == 1 {
-		return k.readSolution(c, solveClocks([]source{own}, zone)[0])
-	}
-	if w.Rank() != 0 {
-		// the chunks location 0 asks for, then its answer
-		var buf []byte
-		for {
-			msg, err := w.RecvOwned(0, clcTag)
-			if err != nil {
-				return solution{}, 0, fmt.Errorf("timestamp correction: receiving from rank 0: %w", err)
-			}
-			if len(msg) != 1 || msg[0] != chunkPlease {
-				return k.readSolution(c, msg)
-			}
-			w.Release(msg)
-			if b.done {
-				continue // (asked ahead for more than there were)
-			}
-			if buf, err = b.chunk(buf, chunkSize); err != nil {
-				// (location 0 waits for the chunk: it learns of the
-				// failure from the empty one)
-				w.Send(0, clcChunkTag, nil)
-				return solution{}, 0, err
-			}
-			if err := w.Send(0, clcChunkTag, buf); err != nil {
-				return solution{}, 0, fmt.Errorf("timestamp correction: sending rank 0 the communication events: %w", err)
-			}
+	emit := func(l int, clocks []byte) error {
+		if l == 0 {
+			return ap.feed(clocks[1:]) // (its events, before the skeleton's chunks to come)
 		}
+		if err := w.Send(l, clcTag, clocks); err != nil {
+			return fmt.Errorf("sending rank %d its clocks: %w", l, err)
+		}
+		return nil
+	}
+	if w == nil || w.Size() == 1 {
+		return k.finalSolution(c, ap, solveClocks([]source{own}, zone, emit)[0])
 	}
 	n := w.Size()
 	please := func(src int) error {
@@ -1081,50 +1090,104 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (solution, float64, error
 		}
 		for range chunksAhead {
 			if err := please(src); err != nil {
-				return solution{}, 0, err
+				return 0, 0, err
 			}
 		}
 	}
-	msgs := solveClocks(srcs, zone)
+	msgs := solveClocks(srcs, zone, emit)
 	for dst := 1; dst < n; dst++ {
 		if err := w.SendOwned(dst, clcTag, msgs[dst]); err != nil {
-			return solution{}, 0, fmt.Errorf("timestamp correction: sending rank %d its clocks: %w", dst, err)
+			return 0, 0, fmt.Errorf("timestamp correction: sending rank %d its clocks: %w", dst, err)
 		}
 		msgs[dst] = nil
 	}
-	return k.readSolution(c, msgs[0])
+	return k.finalSolution(c, ap, msgs[0])
 }
 
-// readSolution reads the solution that location 0 made for this one: the
-// solution, a zone to build the skeleton again with, or an error.
-func (k *clock) readSolution(c *replay.Ctx, data []byte) (solution, float64, error) {
+// serve answers location 0 on a location other than 0: it sends the
+// chunks of its skeleton that location 0 asks for and corrects its
+// events with the clocks that come, until the solution's end. After a
+// failure of its own, it goes on answering (with empty chunks) until
+// then, so that location 0 does not wait for it.
+func (k *clock) serve(c *replay.Ctx, b *builder, ap *applier) (int, float64, error) {
+	w := c.Loc.World
+	var buf []byte
+	var failed error
+	for {
+		msg, err := w.RecvOwned(0, clcTag)
+		if err != nil {
+			return 0, 0, fmt.Errorf("timestamp correction: receiving from rank 0: %w", err)
+		}
+		if len(msg) == 0 {
+			return 0, 0, errors.New("timestamp correction: an empty message from rank 0")
+		}
+		switch msg[0] {
+		case chunkPlease:
+			w.Release(msg)
+			switch {
+			case failed != nil:
+				buf = buf[:0]
+			case b.done:
+				continue // (asked ahead for more than there were)
+			default:
+				buf, failed = b.chunk(buf, chunkSize)
+				if failed != nil {
+					buf = buf[:0] // (location 0 learns of the failure from the empty chunk)
+				}
+			}
+			if err := w.Send(0, clcChunkTag, buf); err != nil {
+				return 0, 0, fmt.Errorf("timestamp correction: sending rank 0 the communication events: %w", err)
+			}
+		case clocksChunk:
+			if failed == nil {
+				failed = ap.feed(msg[1:])
+			}
+			w.Release(msg)
+		default:
+			if failed != nil {
+				return 0, 0, failed
+			}
+			return k.finalSolution(c, ap, msg)
+		}
+	}
+}
+
+// finalSolution reads the end of the solution that location 0 made for
+// this one: it finishes the correction of the events and returns the
+// number of receives moved, or a zone to build the skeleton again with,
+// or an error.
+func (k *clock) finalSolution(c *replay.Ctx, ap *applier, data []byte) (int, float64, error) {
 	short := fmt.Errorf("timestamp correction: a solution of %d bytes from rank 0", len(data))
 	if len(data) == 0 {
-		return solution{}, 0, short
+		return 0, 0, short
 	}
 	switch data[0] {
 	case solvedOK:
-		if len(data) < 9 || (len(data)-9)%16 != 0 {
-			return solution{}, 0, short
+		if len(data) < 9 || (len(data)-9)%8 != 0 {
+			return 0, 0, short
 		}
-		return solution{data: data[9:], violated: int(binary.LittleEndian.Uint64(data[1:]))}, 0, nil
+		if err := ap.finish(data[9:]); err != nil {
+			return 0, 0, err
+		}
+		return int(binary.LittleEndian.Uint64(data[1:])), 0, nil
 	case solvedAgain:
 		if len(data) != 9 {
-			return solution{}, 0, short
+			return 0, 0, short
 		}
-		return solution{}, getFloat(data[1:]), nil
+		ap.undo()
+		return 0, getFloat(data[1:]), nil
 	case solvedStuck:
 		if len(data) < 5 {
-			return solution{}, 0, short
+			return 0, 0, short
 		}
 		x := int(binary.LittleEndian.Uint32(data[1:]))
 		what := string(data[5:])
 		if x < 0 || x >= len(k.comms) {
-			return solution{}, 0, fmt.Errorf("timestamp correction: rank %d: %s", c.Loc.Rank, what)
+			return 0, 0, fmt.Errorf("timestamp correction: rank %d: %s", c.Loc.Rank, what)
 		}
 		i := int(k.comms[x])
-		return solution{}, 0, fmt.Errorf("timestamp correction: rank %d (location %d), event %d (%v at %.9f s): %s",
+		return 0, 0, fmt.Errorf("timestamp correction: rank %d (location %d), event %d (%v at %.9f s): %s",
 			c.Loc.Rank, c.Trace.Location, i, c.Trace.Events[i].Kind, c.Trace.RecordedTime(i), what)
 	}
-	return solution{}, 0, fmt.Errorf("timestamp correction: %s", data[1:])
+	return 0, 0, fmt.Errorf("timestamp correction: %s", data[1:])
 }

@@ -139,22 +139,48 @@ func (s *skel) barrier(me, size uint32, back uint32, sp, begin span) *skel {
 
 func (s *skel) end() []byte { return append(s.b, recordEnd) }
 
-// solved reads a solution message's clocks and bounds.
-func solved(t *testing.T, msg []byte) (status byte, clocks, bounds []float64, moved int, text string) {
+// solve solves skeletons and returns each rank's clocks and bounds
+// (those of its sends of messages from the final message), receives
+// moved, and its final message's status and text.
+type solvedRank struct {
+	status         byte
+	clocks, bounds []float64
+	sendBounds     []float64
+	moved          int
+	text           string
+}
+
+func solve(t *testing.T, skels ...[]byte) []solvedRank {
 	t.Helper()
-	switch msg[0] {
-	case solvedOK:
-		sol := solution{data: msg[9:], violated: int(binary.LittleEndian.Uint64(msg[1:]))}
-		for e := range sol.len() {
-			clocks = append(clocks, sol.clock(e))
-			b, _ := sol.bound(e)
-			bounds = append(bounds, b)
+	out := make([]solvedRank, len(skels))
+	emit := func(l int, msg []byte) error {
+		if msg[0] != clocksChunk || (len(msg)-1)%16 != 0 {
+			t.Fatalf("rank %d: clocks message of kind %d, %d bytes", l, msg[0], len(msg))
 		}
-		return msg[0], clocks, bounds, sol.violated, ""
-	case solvedStuck:
-		return msg[0], nil, nil, 0, string(msg[5:])
+		for b := msg[1:]; len(b) > 0; b = b[16:] {
+			out[l].clocks = append(out[l].clocks, getFloat(b))
+			out[l].bounds = append(out[l].bounds, getFloat(b[8:]))
+		}
+		return nil
 	}
-	return msg[0], nil, nil, 0, string(msg[1:])
+	for l, msg := range solveClocks(sources(skels...), startZone, emit) {
+		r := &out[l]
+		r.status = msg[0]
+		switch msg[0] {
+		case solvedOK:
+			r.moved = int(binary.LittleEndian.Uint64(msg[1:]))
+			for b := msg[9:]; len(b) > 0; b = b[8:] {
+				r.sendBounds = append(r.sendBounds, getFloat(b))
+			}
+		case solvedStuck:
+			r.text = string(msg[5:])
+		case solvedAgain:
+			r.sendBounds = []float64{getFloat(msg[1:])} // (the zone)
+		default:
+			r.text = string(msg[1:])
+		}
+	}
+	return out
 }
 
 func sources(skels ...[]byte) []source {
@@ -180,30 +206,18 @@ func TestSolveClocks(t *testing.T) {
 		barrier(0, 2, 0, run(0.25, 1.75), run(0.2, 1.7)).end()
 	s1 := newSkel(1.0, 2).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).
 		barrier(1, 2, 0, run(0.15, 1.3), run(0.1, 1.2)).end()
-	msgs := solveClocks(sources(s0, s1), startZone)
+	got := solve(t, s0, s1)
 	recv := 1.5 + λ
 	begin1 := recv + 0.1
 	latest := max(1.7, begin1) + λ
-	for _, tc := range []struct {
-		rank           int
-		clocks, bounds []float64
-	}{
-		{0, []float64{1.5, max(latest, 1.75)}, []float64{recv, max(latest, min(1.75, recv+0.15))}},
-		{1, []float64{recv, max(latest, recv+0.15)}, []float64{nan, max(latest, min(1.75, recv+0.15))}},
-	} {
-		status, clocks, bounds, moved, text := solved(t, msgs[tc.rank])
-		if status != solvedOK {
-			t.Fatalf("rank %d: status %d: %s", tc.rank, status, text)
-		}
-		if moved != 2 {
-			t.Errorf("rank %d: %d receives moved, want 2 (the message, rank 0's barrier end)", tc.rank, moved)
-		}
-		if d := cmp.Diff(tc.clocks, clocks); d != "" {
-			t.Errorf("rank %d: clocks (-want +got):\n%s", tc.rank, d)
-		}
-		if d := cmp.Diff(tc.bounds, bounds, cmp.Comparer(func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })); d != "" {
-			t.Errorf("rank %d: bounds (-want +got):\n%s", tc.rank, d)
-		}
+	barrierBound := max(latest, min(1.75, recv+0.15))
+	want := []solvedRank{
+		{status: solvedOK, moved: 2, clocks: []float64{1.5, max(latest, 1.75)}, bounds: []float64{nan, barrierBound}, sendBounds: []float64{recv}},
+		{status: solvedOK, moved: 2, clocks: []float64{recv, max(latest, recv+0.15)}, bounds: []float64{nan, barrierBound}},
+	}
+	// (moved: the message, rank 0's barrier end)
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(solvedRank{}), cmp.Comparer(func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })); d != "" {
+		t.Errorf("solution (-want +got):\n%s", d)
 	}
 }
 
@@ -243,18 +257,17 @@ func TestSolveClocksFailures(t *testing.T) {
 			[]byte{solvedAgain, solvedAgain}, []string{"", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs := solveClocks(sources(tc.skels...), startZone)
-			for r, msg := range msgs {
-				status, _, _, _, text := solved(t, msg)
-				if status != tc.status[r] {
-					t.Errorf("rank %d: status %d (%s), want %d", r, status, text, tc.status[r])
+			got := solve(t, tc.skels...)
+			for r, g := range got {
+				if g.status != tc.status[r] {
+					t.Errorf("rank %d: status %d (%s), want %d", r, g.status, g.text, tc.status[r])
 				}
-				if !strings.Contains(text, tc.text[r]) {
-					t.Errorf("rank %d: %q does not mention %q", r, text, tc.text[r])
+				if !strings.Contains(g.text, tc.text[r]) {
+					t.Errorf("rank %d: %q does not mention %q", r, g.text, tc.text[r])
 				}
 			}
 			if tc.status[0] == solvedAgain {
-				if zone := getFloat(msgs[0][1:]); zone < 2*startZone || zone < 1.9+0.5-2 {
+				if zone := got[0].sendBounds[0]; zone < 2*startZone {
 					t.Errorf("the zone to build again with is %g", zone)
 				}
 			}

@@ -153,17 +153,14 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	k.st.Passes, k.st.MaxSlope = 1, clcSlope
 	bus.On(ClcFwdSolve, func(c *replay.Ctx) error {
 		k.begin(c)
-		res, err := k.solve(c)
-		if err == nil {
-			err = k.apply(c, res)
-		}
+		violated, err := k.solve(c)
 		if err != nil {
 			k.release()
 			return err
 		}
 		k.ts = k.fill.Commit() // (Time returns them from now on)
 		k.finishForward()
-		if res.violated > 0 {
+		if violated > 0 {
 			// the backward amortization, where some rank moved a receive
 			k.amortizeBackward()
 		}
@@ -290,36 +287,69 @@ func advance(value, prev, cur float64) float64 {
 	return value
 }
 
-// apply corrects the location's events with the clocks of its
-// communication events (res), stepping from each to the next as the
-// reference does, and gathers the statistics, the moved receives and the
-// latest times of the sends. Where the solution composed a run of
-// events, its clock is the same to the bit (clcsolve.go); apply checks
-// that it is at every send.
-func (k *clock) apply(c *replay.Ctx, res solution) error {
-	if len(k.comms) != res.len() {
-		return fmt.Errorf("timestamp correction: rank %d has %d communication events, the solution %d", c.Loc.Rank, len(k.comms), res.len())
+// applier corrects the location's events with the clocks of its
+// communication events as they come from location 0, stepping from each
+// to the next as the reference does, and gathers the statistics, the
+// moved receives and the latest times of the sends. Where the solution
+// composed a run of events, its clock is the same to the bit
+// (clcsolve.go); the applier checks that it is at every send.
+type applier struct {
+	k     *clock
+	c     *replay.Ctx
+	j     int // the next event
+	e     int // the next communication event's number
+	value float64
+	prev  float64
+	// msgSends are the sends of messages among k.sends, whose latest
+	// times come last
+	msgSends []int32
+}
+
+func (k *clock) newApplier(c *replay.Ctx) *applier {
+	return &applier{k: k, c: c, j: -1}
+}
+
+// feed corrects the events up to the communication event past those
+// whose clocks (and bounds, 16 bytes each) it is given.
+func (a *applier) feed(clocks []byte) error {
+	if len(clocks)%16 != 0 {
+		return fmt.Errorf("timestamp correction: clocks of %d bytes from rank 0", len(clocks))
 	}
+	k := a.k
 	if k.startEvent < 0 {
+		if len(clocks) > 0 {
+			return fmt.Errorf("timestamp correction: clocks for rank %d, which has no communication events", a.c.Loc.Rank)
+		}
 		return nil // no event the correction handles
+	}
+	if a.j < 0 {
+		a.j = k.startEvent // (known once the first chunk is made)
 	}
 	n := len(k.t.Events)
 	k.fill.Wait(n)
-	ts, evs := k.ts, k.t.Events
-	var value, prev float64
+	ts, evs, comms := k.ts, k.t.Events, k.comms
+	value, prev := a.value, a.prev
 	events, corrected, maxErr, last := k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff
 	lowest, upper := k.lowest, k.upper
-	e, next := 0, -1 // the next communication event and its index
-	if len(k.comms) > 0 {
-		next = int(k.comms[0])
+	defer func() {
+		a.value, a.prev = value, prev
+		k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff = events, corrected, maxErr, last
+		k.lowest, k.upper = lowest, upper
+	}()
+	next := -1 // the next communication event
+	if a.e < len(comms) {
+		next = int(comms[a.e])
 	}
-	for j := k.startEvent; j < n; j++ {
+	for ; a.j < n; a.j++ {
+		j := a.j
 		cur := ts[j]
 		switch {
 		case j != next && k.skips(j):
 			// keep its place between its neighbours' corrected times
 			ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
 			continue
+		case j == next && len(clocks) == 0:
+			return nil // (the next clocks, before this event)
 		case j != k.startEvent:
 			value = advance(value, prev, cur)
 		case k.receives:
@@ -330,19 +360,19 @@ func (k *clock) apply(c *replay.Ctx, res solution) error {
 		prev = cur
 		if j == next {
 			in := value
-			value = res.clock(e)
-			bound, hasBound := res.bound(e)
+			value = getFloat(clocks)
+			bound := getFloat(clocks[8:])
+			clocks = clocks[16:]
 			kind := evs[j].Kind
 			if kind == localtrace.KindSend || kind == localtrace.KindIsend {
 				if value != in {
-					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is not the event's %.17g", c.Loc.Rank, j, value, in)
+					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is not the event's %.17g", a.c.Loc.Rank, j, value, in)
 				}
-				if hasBound {
-					k.sends = append(k.sends, latestSend{j, bound - clcLatency})
-				}
+				a.msgSends = append(a.msgSends, int32(len(k.sends)))
+				k.sends = append(k.sends, latestSend{j, math.NaN()})
 			} else {
 				if value < in {
-					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is earlier than the event's %.17g", c.Loc.Rank, j, value, in)
+					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is earlier than the event's %.17g", a.c.Loc.Rank, j, value, in)
 				}
 				if in < value {
 					k.st.Violated++
@@ -353,7 +383,7 @@ func (k *clock) apply(c *replay.Ctx, res solution) error {
 					}
 					k.moved = append(k.moved, movedRecv{j, in})
 				}
-				if hasBound {
+				if !math.IsNaN(bound) {
 					b := int(k.t.EnterOf(j))
 					if kind == localtrace.KindCollEnd {
 						b = beginOf(k.t, j)
@@ -361,10 +391,10 @@ func (k *clock) apply(c *replay.Ctx, res solution) error {
 					k.sends = append(k.sends, latestSend{b, bound - clcLatency})
 				}
 			}
-			e++
+			a.e++
 			next = -1
-			if e < len(k.comms) {
-				next = int(k.comms[e])
+			if a.e < len(comms) {
+				next = int(comms[a.e])
 			}
 		}
 		ts[j] = value
@@ -376,9 +406,42 @@ func (k *clock) apply(c *replay.Ctx, res solution) error {
 		}
 		lowest, upper = min(lowest, value), max(upper, value)
 	}
-	k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff = events, corrected, maxErr, last
-	k.lowest, k.upper = lowest, upper
+	if len(clocks) > 0 {
+		return fmt.Errorf("timestamp correction: rank %d has %d communication events, the solution more", a.c.Loc.Rank, len(comms))
+	}
 	return nil
+}
+
+// finish corrects the events after the last communication event and
+// gives the sends of messages their latest times: bounds, one for each,
+// in order (the receive's clock).
+func (a *applier) finish(bounds []byte) error {
+	if err := a.feed(nil); err != nil {
+		return err
+	}
+	k := a.k
+	if a.e < len(k.comms) || (k.startEvent >= 0 && a.j < len(k.t.Events)) {
+		return fmt.Errorf("timestamp correction: rank %d has %d communication events, the solution %d", a.c.Loc.Rank, len(k.comms), a.e)
+	}
+	if len(bounds) != 8*len(a.msgSends) {
+		return fmt.Errorf("timestamp correction: rank %d sent %d messages, the solution has %d bounds", a.c.Loc.Rank, len(a.msgSends), len(bounds)/8)
+	}
+	for i, x := range a.msgSends {
+		k.sends[x].latest = getFloat(bounds[8*i:]) - clcLatency
+	}
+	return nil
+}
+
+// undo gives back the original times of the events the applier
+// corrected and forgets what it gathered, for another solution.
+func (a *applier) undo() {
+	k := a.k
+	for j := max(k.startEvent, 0); j < a.j; j++ {
+		k.ts[j] = k.t.RecordedTime(j)
+	}
+	k.st = Correction{Passes: 1, MaxSlope: clcSlope}
+	k.lastDiff, k.lowest, k.upper = 0, math.MaxFloat64, -math.MaxFloat64
+	k.moved, k.sends = k.moved[:0], k.sends[:0]
 }
 
 func (k *clock) finishForward() {
