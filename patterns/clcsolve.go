@@ -114,6 +114,13 @@ const ringSize = 1 << 16
 // this much before a skeleton is built again.
 const startZone = 1.0 / 32
 
+// For tests: every event a single step (a zone as wide as any time), and
+// every synchronisation's begin among the rare ones (builder.begins).
+var (
+	clcZone      = startZone
+	clcAllBegins = false
+)
+
 // span is the composition of the steps of a run of events: the clock
 // after it is max(x + a, b) for the clock x before it, exact while below
 // 2^(e−1022) (e is the biased exponent of the events' times; 0 for an
@@ -243,8 +250,15 @@ type builder struct {
 	k    *clock
 	c    *replay.Ctx
 	zone float64 // the events this close below the top of their binade are single steps
-	// the begins of the synchronisations, in event order, with their
-	// communication events' numbers, and the runs found for those passed
+	// the begin of the next communication event, if a synchronisation
+	// begins after the communication event before it (-1: none), and
+	// its run, found (for that event: at)
+	begin  int
+	run    beginRun
+	runFor int
+	// the begins of the other synchronisations (rare), in event order,
+	// with their communication events' numbers, and the runs found for
+	// those passed
 	begins []beginAt
 	at     map[int32]beginRun
 	bi     int
@@ -272,19 +286,44 @@ type beginRun struct {
 // newBuilder starts the skeleton of the location, with single steps in
 // the given zone below the top of each binade.
 func (k *clock) newBuilder(c *replay.Ctx, zone float64) *builder {
-	b := &builder{k: k, c: c, zone: zone, at: map[int32]beginRun{}, cur: emptySpan}
-	b.begins = make([]beginAt, 0, len(k.comms))
-	for x, i := range k.comms {
-		switch k.t.Events[i].Kind {
-		case localtrace.KindCollEnd:
-			b.begins = append(b.begins, beginAt{int32(beginOf(k.t, int(i))), int32(x)})
-		case localtrace.KindLeave:
-			b.begins = append(b.begins, beginAt{int32(k.t.EnterOf(int(i))), int32(x)})
+	b := &builder{k: k, c: c, zone: zone, at: map[int32]beginRun{}, cur: emptySpan, runFor: -1}
+	for x := range k.comms {
+		if begin := b.beginOf(x); begin >= 0 && (clcAllBegins || x > 0 && begin < int(k.comms[x-1])) {
+			b.begins = append(b.begins, beginAt{int32(begin), int32(x)})
 		}
 	}
 	slices.SortStableFunc(b.begins, func(p, q beginAt) int { return int(p.event - q.event) })
+	b.begin = b.nextBegin()
 	k.startEvent, k.receives = -1, false
 	return b
+}
+
+// beginOf returns the begin of the synchronisation that communication
+// event x ends, -1 if it is no synchronisation.
+func (b *builder) beginOf(x int) int {
+	t, i := b.k.t, int(b.k.comms[x])
+	switch t.Events[i].Kind {
+	case localtrace.KindCollEnd:
+		return beginOf(t, i)
+	case localtrace.KindLeave:
+		return int(t.EnterOf(i))
+	}
+	return -1
+}
+
+// nextBegin returns the begin of the next communication event if it is a
+// synchronisation that begins after the communication event before it,
+// else -1.
+func (b *builder) nextBegin() int {
+	x, comms := b.x, b.k.comms
+	if x >= len(comms) {
+		return -1
+	}
+	begin := b.beginOf(x)
+	if clcAllBegins || x > 0 && begin < int(comms[x-1]) {
+		return -1 // (among b.begins)
+	}
+	return begin
 }
 
 // chunk returns the next chunk of the skeleton in buf: a byte that is 1
@@ -326,6 +365,9 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 			}
 		}
 		b.prev, b.prevE = t, e
+		if j == b.begin {
+			b.run, b.runFor = beginRun{b.n, b.cur}, b.x
+		}
 		for ; b.bi < len(b.begins) && int(b.begins[b.bi].event) <= j; b.bi++ {
 			if int(b.begins[b.bi].event) == j {
 				b.at[b.begins[b.bi].comm] = beginRun{b.n, b.cur}
@@ -367,11 +409,15 @@ func (b *builder) entry(buf []byte, j int) ([]byte, error) {
 	}
 	var br beginRun
 	if ce.kind == entryColl || ce.kind == entrySync {
-		var ok bool
-		if br, ok = b.at[int32(x)]; !ok {
+		ok := b.runFor == x
+		if ok {
+			br = b.run
+		} else if br, ok = b.at[int32(x)]; ok {
+			delete(b.at, int32(x))
+		}
+		if !ok {
 			return buf, fmt.Errorf("timestamp correction: rank %d, event %d: the begin %d of its synchronisation is not among the corrected events", c.Loc.Rank, j, ce.begin)
 		}
-		delete(b.at, int32(x))
 		if b.n-br.ref >= ringSize {
 			return buf, fmt.Errorf("timestamp correction: rank %d, event %d: %d communication events between the begin %d of its synchronisation and its end (at most %d)", c.Loc.Rank, j, b.n-br.ref, ce.begin, ringSize-1)
 		}
@@ -414,6 +460,7 @@ func (b *builder) entry(buf []byte, j int) ([]byte, error) {
 	}
 	b.n++
 	b.x++
+	b.begin = b.nextBegin()
 	b.cur = emptySpan
 	return buf, nil
 }
@@ -1016,7 +1063,7 @@ const clocksSize = 64 << 10
 // not exact, every location builds its skeleton again with a wider zone.
 // It returns the number of receives moved at all locations.
 func (k *clock) solve(c *replay.Ctx) (int, error) {
-	zone := startZone
+	zone := clcZone
 	for {
 		violated, again, err := k.solveOnce(c, zone)
 		if err != nil || again == 0 {

@@ -1,0 +1,93 @@
+package patterns_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"scout/internal/tinytrace"
+	"scout/patterns"
+	"scout/replay"
+)
+
+// TestTimeCorrectionSkeleton corrects a small trace with clock-condition
+// violations (receives before their sends, a collective left before a
+// member entered it) three ways: as the solution composes runs of
+// events, with single steps only (the reference's steps, event by
+// event), and with every synchronisation's begin found the rare way. The
+// corrected times and statistics must be equal to the bit.
+func TestTimeCorrectionSkeleton(t *testing.T) {
+	// (times from 1 s on: in one binade, away from its top, the runs
+	// between communication events compose)
+	const at = 1000.0
+	work := func(from, to float64) []step {
+		var s []step
+		for i := range 7 {
+			x := at + from + float64(i)*(to-from)/8
+			s = append(s, tinytrace.Call("work", x, x+(to-from)/16)...)
+		}
+		return s
+	}
+	call := func(region string, from, to float64, inner ...step) []step {
+		return tinytrace.Call(region, at+from, at+to, inner...)
+	}
+	send := func(ms float64, dst, tag int) []step {
+		return call("MPI_Send", ms-0.2, ms+0.2, tinytrace.Send(at+ms, dst, tag, 8))
+	}
+	recv := func(ms float64, src, tag int) []step {
+		return call("MPI_Recv", ms-0.2, ms+0.2, tinytrace.Recv(at+ms, src, tag, 8))
+	}
+	allreduce := func(from, to float64) []step {
+		return tinytrace.Coll("MPI_Allreduce", tinytrace.OpAllreduce, 0, at+from, at+to)
+	}
+	barrier := func(from, to float64) []step {
+		return tinytrace.Coll("MPI_Barrier", tinytrace.OpBarrier, 0, at+from, at+to)
+	}
+	progs := [][]step{
+		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.5), work(1, 10), send(11, 1, 1), work(12, 19),
+			allreduce(20, 25), work(26, 39), send(40, 2, 2), barrier(50, 55),
+			recv(70, 2, 3), work(71, 90), call("MPI_Finalize", 95, 99)),
+		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.3), work(1, 8), recv(9, 0, 1), work(10, 17),
+			allreduce(18, 24), work(25, 48), barrier(49, 53.5), work(54, 90), call("MPI_Finalize", 94, 98)),
+		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.4), work(1, 17), allreduce(17.5, 19), work(20, 37),
+			recv(38, 0, 2), barrier(56, 57), send(65, 0, 3), work(66, 90), call("MPI_Finalize", 96, 97)),
+	}
+	d, traces := tinytrace.Build(t, progs...)
+	correct := func(steps, begins bool) ([][]float64, patterns.Correction) {
+		defer patterns.SetClcTesting(steps, begins)()
+		_, traces := tinytrace.Build(t, progs...)
+		times := make([][]float64, len(traces))
+		var all patterns.Correction
+		var corr []*patterns.Correction
+		replayTiny(t, d, traces, func(bus *replay.Bus) { corr = append(corr, patterns.RegisterTimeCorrection(bus)) },
+			func(rank int, _ *replay.Bus, l *replay.Location) { times[rank] = slices.Clone(l.Trace.Times()) })
+		for _, c := range corr {
+			all.Add(*c)
+		}
+		return times, all
+	}
+	times, corr := correct(false, false)
+	if corr.Violated < 2 || corr.P2P == 0 || corr.Coll == 0 {
+		t.Fatalf("the trace has %d violations (%d point-to-point, %d collective), want both kinds", corr.Violated, corr.P2P, corr.Coll)
+	}
+	for r := range traces {
+		if !slices.IsSorted(times[r]) {
+			t.Errorf("rank %d: corrected times out of order", r)
+		}
+	}
+	exact := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+	for _, tc := range []struct {
+		name          string
+		steps, begins bool
+	}{{"single steps", true, false}, {"rare begins", false, true}, {"both", true, true}} {
+		gotTimes, gotCorr := correct(tc.steps, tc.begins)
+		if d := cmp.Diff(times, gotTimes, exact); d != "" {
+			t.Errorf("%s: corrected times differ (-composed +%s):\n%s", tc.name, tc.name, d)
+		}
+		if d := cmp.Diff(corr, gotCorr, exact); d != "" {
+			t.Errorf("%s: statistics differ:\n%s", tc.name, d)
+		}
+	}
+}
