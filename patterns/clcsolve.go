@@ -390,6 +390,61 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 	return buf, nil
 }
 
+// ahead makes the skeleton's chunks on a goroutine of its own, up to
+// chunksAhead before they are taken, and returns their source (each
+// chunk is valid until the next is taken) and a function that stops the
+// goroutine and waits for it.
+func (b *builder) ahead() (source, func()) {
+	type made struct {
+		buf []byte
+		err error
+	}
+	ready := make(chan made, chunksAhead)
+	free := make(chan []byte, chunksAhead+2)
+	for range chunksAhead + 2 {
+		free <- nil
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-quit:
+				return
+			}
+			buf, err := b.chunk(buf, chunkSize)
+			select {
+			case ready <- made{buf, err}:
+			case <-quit:
+				return
+			}
+			if err != nil || b.done {
+				return
+			}
+		}
+	}()
+	var last []byte
+	src := func() ([]byte, error) {
+		if last != nil {
+			free <- last // (never full: one buffer per chunk in flight)
+			last = nil
+		}
+		m, ok := <-ready
+		if !ok {
+			return nil, errors.New("no chunk after the last")
+		}
+		last = m.buf
+		return m.buf, m.err
+	}
+	stop := func() {
+		close(quit)
+		<-done
+	}
+	return src, stop
+}
+
 // step appends a single step s to an event at time t after the current
 // run.
 func (b *builder) step(buf []byte, s, t float64) []byte {
@@ -1083,16 +1138,8 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 	if w != nil && w.Rank() != 0 {
 		return k.serve(c, b, ap)
 	}
-	// (two buffers in turn: the solution reads one while the next is
-	// made)
-	var bufs [2][]byte
-	turn := 0
-	own := func() ([]byte, error) {
-		turn ^= 1
-		var err error
-		bufs[turn], err = b.chunk(bufs[turn], chunkSize)
-		return bufs[turn], err
-	}
+	own, stop := b.ahead()
+	defer stop()
 	emit := func(l int, clocks []byte) error {
 		if l == 0 {
 			return ap.feed(clocks[1:]) // (its events, before the skeleton's chunks to come)

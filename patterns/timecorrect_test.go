@@ -3,6 +3,7 @@ package patterns_test
 import (
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,8 +62,12 @@ func TestTimeCorrectionSkeleton(t *testing.T) {
 		times := make([][]float64, len(traces))
 		var all patterns.Correction
 		var corr []*patterns.Correction
-		replayTiny(t, d, traces, func(bus *replay.Bus) { corr = append(corr, patterns.RegisterTimeCorrection(bus)) },
-			func(rank int, _ *replay.Bus, l *replay.Location) { times[rank] = slices.Clone(l.Trace.Times()) })
+		var mu sync.Mutex // (the ranks register at once)
+		replayTiny(t, d, traces, func(bus *replay.Bus) {
+			mu.Lock()
+			defer mu.Unlock()
+			corr = append(corr, patterns.RegisterTimeCorrection(bus))
+		}, func(rank int, _ *replay.Bus, l *replay.Location) { times[rank] = slices.Clone(l.Trace.Times()) })
 		for _, c := range corr {
 			all.Add(*c)
 		}
