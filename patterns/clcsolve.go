@@ -1140,9 +1140,12 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 	}
 	own, stop := b.ahead()
 	defer stop()
+	feed, fed := ap.async()
+	defer fed()
 	emit := func(l int, clocks []byte) error {
 		if l == 0 {
-			return ap.feed(clocks[1:]) // (its events, before the skeleton's chunks to come)
+			feed(clocks[1:]) // (its events, before the skeleton's chunks to come)
+			return nil
 		}
 		if err := w.Send(l, clcTag, clocks); err != nil {
 			return fmt.Errorf("sending rank %d its clocks: %w", l, err)
@@ -1150,7 +1153,11 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 		return nil
 	}
 	if w == nil || w.Size() == 1 {
-		return k.finalSolution(c, ap, solveClocks([]source{own}, zone, emit)[0])
+		msg := solveClocks([]source{own}, zone, emit)[0]
+		if err := fed(); err != nil {
+			return 0, 0, err
+		}
+		return k.finalSolution(c, ap, msg)
 	}
 	n := w.Size()
 	please := func(src int) error {
@@ -1194,6 +1201,9 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 			return 0, 0, fmt.Errorf("timestamp correction: sending rank %d its clocks: %w", dst, err)
 		}
 		msgs[dst] = nil
+	}
+	if err := fed(); err != nil {
+		return 0, 0, err
 	}
 	return k.finalSolution(c, ap, msgs[0])
 }

@@ -208,31 +208,15 @@ func (k *clock) begin(c *replay.Ctx) {
 	k.t = c.Trace
 	k.fill = k.t.FillTimes()
 	k.ts = k.fill.Slice()
-	k.reserve()
-	k.communications(c)
-}
-
-// reserve makes room in the lists for the most they can hold (in
-// mappings where that is large: they cost what they hold): grown by
-// appending, they were copied again and again, each copy into fresh
-// memory.
-func (k *clock) reserve() {
-	var sends, recvs, colls int
-	for i := range k.t.Events {
-		switch k.t.Events[i].Kind {
-		case localtrace.KindSend, localtrace.KindIsend:
-			sends++
-		case localtrace.KindRecv, localtrace.KindIrecv:
-			recvs++
-		case localtrace.KindCollEnd, localtrace.KindLeave:
-			colls++ // (every Leave: those of MPI_Init and MPI_Finalize count)
-		}
-	}
+	// the lists, reserved for the most they can hold (in mappings where
+	// that is large: they cost what they hold): grown by appending, they
+	// were copied again and again, each copy into fresh memory
 	k.pages = new(offheap.Pages)
 	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
-	k.comms = offheap.MakeOr[int32](k.pages, sends+recvs+colls)
-	k.moved = offheap.MakeOr[movedRecv](k.pages, recvs+colls)
-	k.sends = offheap.MakeOr[latestSend](k.pages, sends+colls)
+	k.comms = offheap.MakeOr[int32](k.pages, len(k.t.Events))
+	k.communications(c)
+	k.moved = offheap.MakeOr[movedRecv](k.pages, len(k.comms))
+	k.sends = offheap.MakeOr[latestSend](k.pages, len(k.comms))
 }
 
 // dropped reports whether event i is one of those the reference's
@@ -410,6 +394,48 @@ func (a *applier) feed(clocks []byte) error {
 		return fmt.Errorf("timestamp correction: rank %d has %d communication events, the solution more", a.c.Loc.Rank, len(comms))
 	}
 	return nil
+}
+
+// async corrects the events on a goroutine of its own: feed hands it
+// clocks (a copy: the caller may reuse them at once), fed waits until it
+// has corrected the events of all and returns the first error of feed
+// (call it once feed is done with, on every path: it ends the
+// goroutine).
+func (a *applier) async() (feed func(clocks []byte), fed func() error) {
+	ch := make(chan []byte, 8)
+	free := make(chan []byte, 10)
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		for clocks := range ch {
+			if err == nil {
+				err = a.feed(clocks)
+			}
+			select {
+			case free <- clocks:
+			default:
+			}
+		}
+	}()
+	feed = func(clocks []byte) {
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		ch <- append(buf[:0], clocks...)
+	}
+	closed := false
+	fed = func() error { // (again: the same)
+		if !closed {
+			closed = true
+			close(ch)
+			<-done
+		}
+		return err
+	}
+	return feed, fed
 }
 
 // finish corrects the events after the last communication event and

@@ -103,12 +103,6 @@ func (r *Replayer) walk(p *pass) error {
 			return err
 		}
 	}
-	// a serial pass walks on one processor; what its subscribers do at
-	// Started and Finished, on their own, runs in parallel
-	serial := p.spec.Serial && r.Loc.World != nil
-	if serial {
-		hpc.Serial(r.Loc.World, true)
-	}
 	// a pass that does not ship ahead exchanges its values as it goes:
 	// its locations wait on each other message by message
 	lockstep := r.Loc.World != nil && r.ship == nil
@@ -130,9 +124,6 @@ func (r *Replayer) walk(p *pass) error {
 		if err := r.step(p, st, i); err != nil {
 			return r.errorf(i, err)
 		}
-	}
-	if serial {
-		hpc.Serial(r.Loc.World, false)
 	}
 	if lockstep {
 		hpc.Lockstep(r.Loc.World, false)

@@ -103,11 +103,6 @@ type PassSpec struct {
 	// correction, say): they run before every other pass, the built-in
 	// ones included, in table order.
 	Early bool
-	// Serial passes run their in-process locations on one processor in
-	// turn (hpc.Serial): their work between the values they exchange is
-	// too small to gain from a second processor what the hand-offs
-	// between processors cost.
-	Serial bool
 }
 
 // pass is a compiled entry of the pass table.

@@ -393,3 +393,43 @@ func TestPublishSync(t *testing.T) {
 		t.Errorf("published at (-want +got):\n%s", diff)
 	}
 }
+
+// A pass without steps.
+var (
+	noSteps     = replay.NewTopic("NoSteps")
+	noStepsPass = replay.DefinePass(replay.PassSpec{Name: "nosteps", Topics: []replay.Topic{noSteps}})
+)
+
+// TestPassWithoutSteps: a pass without steps publishes its topic once per
+// location, at index 0, between Started and Finished, and visits no
+// event.
+func TestPassWithoutSteps(t *testing.T) {
+	d, traces := tinytrace.Build(t,
+		tinytrace.Program(20, tinytrace.Call("MPI_Send", 6, 7, tinytrace.Send(6.5, 1, 1, 8))),
+		tinytrace.Program(20, tinytrace.Call("MPI_Recv", 6, 8, tinytrace.Recv(7.5, 0, 1, 8))))
+	env, err := replay.NewEnv(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]string, len(traces))
+	err = replayOnce(env, traces, func(bus *replay.Bus) {
+		note := func(what string) replay.Handler {
+			return func(c *replay.Ctx) error {
+				if c.Pass == noStepsPass {
+					got[c.Loc.Rank] = append(got[c.Loc.Rank], fmt.Sprintf("%s %d", what, c.Index))
+				}
+				return nil
+			}
+		}
+		bus.On(replay.Started, note("started"))
+		bus.On(noSteps, note("topic"))
+		bus.On(replay.Finished, note("finished"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"started 0", "topic 0", "finished 0"}
+	if diff := cmp.Diff([][]string{want, want}, got); diff != "" {
+		t.Errorf("published (-want +got):\n%s", diff)
+	}
+}
