@@ -567,7 +567,3 @@ func (k *clock) ramp(right int, at, delta, slope float64, nsends int) {
 		right, delta, slope, nsends = send, sendDelta, sendDelta/(at-left), sendAt
 	}
 }
-
-func errCollSize(got, want int) error {
-	return fmt.Errorf("timestamp correction: a collective's exchange gave %d values for %d members", got, want)
-}

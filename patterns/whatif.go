@@ -838,3 +838,9 @@ func (p *predictor) drainInverse(c *replay.Ctx) error {
 	}
 	return nil
 }
+
+// errCollSize is the error of a collective's exchange (Allgather) that
+// gave another number of members' values than the communicator has.
+func errCollSize(got, want int) error {
+	return fmt.Errorf("a collective's exchange gave %d values for %d members", got, want)
+}
