@@ -20,12 +20,13 @@ import (
 // event, most of the correction's time. Instead, every location sends
 // location 0 its skeleton: its communication events, each with the
 // composition of the steps of the events since the previous one, in
-// chunks that location 0 asks for as it goes (one ahead), so that the
+// chunks that location 0 asks for as it goes (four ahead), so that the
 // locations build them while it solves. Location 0 solves the clocks of
 // all communication events in one serial sweep that matches messages and
 // collectives as the replay would (solver) and sends every location its
-// events' clocks and the latest times of its sends; each location then
-// steps through its events again (clock.apply), in parallel.
+// events' clocks as it solves them, and at the end the latest times of
+// its sends; each location steps through its events again with the
+// clocks as they come (applier), in parallel.
 //
 // The reference steps event by event, C ← max(C + s, t) with the step
 // s = max(δ, γΔt), and its clocks must be reproduced to the bit: the
@@ -700,11 +701,16 @@ func (s *solver) peek(l int) ([]byte, error) {
 }
 
 // solveClocks solves the clocks of the skeletons of all world ranks
-// (srcs, by rank) and returns each rank's message (solutionMsg): its
-// solution, the reason it cannot finish (a receive without its send, a
-// collective that not all members reach; a send without its receive when
-// some receive moved; a skeleton that does not parse), or, if a run left
-// its binade, the wider zone to build the skeletons again with.
+// (srcs, by rank). It hands emit each rank's clocks as it solves them
+// (clocksChunk messages, in order; emit may reuse nothing of them after
+// it returns, and its error ends the solution) and returns each rank's
+// final message: the receives moved and the bounds of its sends of
+// messages (solvedOK), the reason it cannot finish (solvedStuck: a
+// receive without its send, a collective that not all members reach; a
+// send without its receive when some receive moved), the reason all fail
+// (solvedFailed: a skeleton that does not parse), or, if a run left its
+// binade, the wider zone to build the skeletons again with
+// (solvedAgain).
 func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) error) [][]byte {
 	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{}, free: map[int]*collInst{}, emit: emit}
 	for l := range srcs {

@@ -26,19 +26,20 @@ import (
 //     is moved to at least its send's corrected time + 1 µs (the
 //     assumed latency, for messages and collectives alike); such a
 //     forward jump is a violation when the receive's clock would be
-//     earlier without it. Messages carry the sender's corrected time;
-//     collectives reduce the members' corrected begin times as their
+//     earlier without it. A receive follows its message's send;
+//     a collective's end the members' corrected begin times as their
 //     data flows (barrier and N×N: all; 1-to-N: the root's; N-to-1:
 //     the senders' to the root; scan: the lower ranks'); MPI_Init and
-//     MPI_Finalize synchronise all ranks. Events that Scalasca's
+//     MPI_Finalize synchronise all ranks. Location 0 solves these
+//     clocks at the communication events of all locations from their
+//     skeletons (clcsolve.go). Events that Scalasca's
 //     reader drops (communicator management and its pseudo
 //     collectives) do not advance the clock; they keep their place.
 //   - the backward amortization, only when some rank moved a receive:
-//     every send learns the latest time it may have (its receive's
-//     corrected time less the latency: the receivers send these times to
-//     the senders at the end of clcfwd, one message per pair of ranks;
-//     the begin of a collective learns it in clcfwd's exchange at the
-//     collective). Then, for every moved receive R in time order (moved
+//     every send learns the latest time it may have from the solution
+//     (its receive's corrected time less the latency; for the begin of
+//     a collective, the earliest corrected end of the members that
+//     receive from it). Then, for every moved receive R in time order (moved
 //     by Δ from its unjumped clock r), the events before it are
 //     shifted by a linear ramp that rises from 0 at r − Δ/0.01 (or at
 //     the location's first event) to Δ at R; where that would push a
