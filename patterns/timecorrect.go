@@ -307,89 +307,114 @@ func (a *applier) feed(clocks []byte) error {
 		}
 		return nil // no event the correction handles
 	}
-	if a.j < 0 {
-		a.j = k.startEvent // (known once the first chunk is made)
-	}
 	n := len(k.t.Events)
 	k.fill.Wait(n)
 	ts, evs, comms := k.ts, k.t.Events, k.comms
-	value, prev := a.value, a.prev
+	j, value, prev := a.j, a.value, a.prev
 	events, corrected, maxErr, last := k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff
-	lowest, upper := k.lowest, k.upper
 	defer func() {
-		a.value, a.prev = value, prev
+		a.j, a.value, a.prev = j, value, prev
 		k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff = events, corrected, maxErr, last
-		k.lowest, k.upper = lowest, upper
+		if events > 0 {
+			k.upper = value // (the clock only rises: the last is the latest, the first the earliest)
+		}
 	}()
-	next := -1 // the next communication event
-	if a.e < len(comms) {
-		next = int(comms[a.e])
+	if j < 0 {
+		// the first event the correction handles (known once the first
+		// chunk is made): the clock starts at its time, or δ before it
+		// if it receives
+		j, prev = k.startEvent, ts[k.startEvent]
+		value = prev
+		if k.receives {
+			value = prev - clcDelta
+			prev = value
+		} else {
+			prev = math.NaN() // (it takes no step)
+		}
 	}
-	for ; a.j < n; a.j++ {
-		j := a.j
-		cur := ts[j]
-		switch {
-		case j != next && k.skips(j):
-			// keep its place between its neighbours' corrected times
-			ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
-			continue
-		case j == next && len(clocks) == 0:
+	for {
+		next := n // the next communication event
+		if a.e < len(comms) {
+			next = int(comms[a.e])
+		}
+		// the internal events before it
+		for ; j < next; j++ {
+			cur := ts[j]
+			if k.skips(j) {
+				// keep its place between its neighbours' corrected times
+				ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
+				continue
+			}
+			if prev == prev { // (not the first event: it takes no step)
+				value = advance(value, prev, cur)
+			}
+			prev = cur
+			ts[j] = value
+			if events == 0 {
+				k.lowest = value
+			}
+			last = value - cur // (never negative)
+			events++
+			if last > 0 {
+				corrected++
+				maxErr = max(maxErr, last)
+			}
+		}
+		if j == n {
+			break
+		}
+		if len(clocks) == 0 {
 			return nil // (the next clocks, before this event)
-		case j != k.startEvent:
+		}
+		cur := ts[j]
+		if prev == prev {
 			value = advance(value, prev, cur)
-		case k.receives:
-			value = advance(cur-clcDelta, cur-clcDelta, cur)
-		default:
-			value = cur
 		}
 		prev = cur
-		if j == next {
-			in := value
-			value = getFloat(clocks)
-			bound := getFloat(clocks[8:])
-			clocks = clocks[16:]
-			kind := evs[j].Kind
-			if kind == localtrace.KindSend || kind == localtrace.KindIsend {
-				if value != in {
-					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is not the event's %.17g", a.c.Loc.Rank, j, value, in)
-				}
-				a.msgSends = append(a.msgSends, int32(len(k.sends)))
-				k.sends = append(k.sends, latestSend{j, math.NaN()})
-			} else {
-				if value < in {
-					return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is earlier than the event's %.17g", a.c.Loc.Rank, j, value, in)
-				}
-				if in < value {
-					k.st.Violated++
-					if kind == localtrace.KindRecv || kind == localtrace.KindIrecv {
-						k.st.P2P++
-					} else {
-						k.st.Coll++
-					}
-					k.moved = append(k.moved, movedRecv{j, in})
-				}
-				if !math.IsNaN(bound) {
-					b := int(k.t.EnterOf(j))
-					if kind == localtrace.KindCollEnd {
-						b = beginOf(k.t, j)
-					}
-					k.sends = append(k.sends, latestSend{b, bound - clcLatency})
-				}
+		in := value
+		value = getFloat(clocks)
+		bound := getFloat(clocks[8:])
+		clocks = clocks[16:]
+		kind := evs[j].Kind
+		if kind == localtrace.KindSend || kind == localtrace.KindIsend {
+			if value != in {
+				return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is not the event's %.17g", a.c.Loc.Rank, j, value, in)
 			}
-			a.e++
-			next = -1
-			if a.e < len(comms) {
-				next = int(comms[a.e])
+			a.msgSends = append(a.msgSends, int32(len(k.sends)))
+			k.sends = append(k.sends, latestSend{j, math.NaN()})
+		} else {
+			if value < in {
+				return fmt.Errorf("timestamp correction: rank %d, event %d: the solution's clock %.17g is earlier than the event's %.17g", a.c.Loc.Rank, j, value, in)
+			}
+			if in < value {
+				k.st.Violated++
+				if kind == localtrace.KindRecv || kind == localtrace.KindIrecv {
+					k.st.P2P++
+				} else {
+					k.st.Coll++
+				}
+				k.moved = append(k.moved, movedRecv{j, in})
+			}
+			if !math.IsNaN(bound) {
+				b := int(k.t.EnterOf(j))
+				if kind == localtrace.KindCollEnd {
+					b = beginOf(k.t, j)
+				}
+				k.sends = append(k.sends, latestSend{b, bound - clcLatency})
 			}
 		}
+		a.e++
 		ts[j] = value
-		last = value - cur // (never negative)
+		if events == 0 {
+			k.lowest = value
+		}
+		last = value - cur
 		events++
 		if last > 0 {
 			corrected++
 			maxErr = max(maxErr, last)
 		}
-		lowest, upper = min(lowest, value), max(upper, value)
+		j++
 	}
 	if len(clocks) > 0 {
 		return fmt.Errorf("timestamp correction: rank %d has %d communication events, the solution more", a.c.Loc.Rank, len(comms))
