@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"scout/internal/intern"
 	"scout/localtrace"
@@ -115,11 +116,15 @@ const ringSize = 1 << 16
 // this much before a skeleton is built again.
 const startZone = 1.0 / 32
 
-// For tests: every event a single step (a zone as wide as any time), and
-// every synchronisation's begin among the rare ones (builder.begins).
+// For tests: the first zone, every synchronisation's begin among the
+// rare ones (builder.begins), and the number of solutions location 0
+// began.
 var (
 	clcZone      = startZone
 	clcAllBegins = false
+	clcRounds    atomic.Int64
+	// the size of the messages of clocks (at least)
+	clcClocksSize = clocksSize
 )
 
 // span is the composition of the steps of a run of events: the clock
@@ -868,7 +873,7 @@ func (s *solver) settled(l int, x, bound float64, size int) {
 	L.out = appendFloat(appendFloat(L.out, x), bound)
 	L.comm++
 	s.advance(L, x, size)
-	if len(L.out) >= clocksSize {
+	if len(L.out) >= clcClocksSize {
 		s.flush(l)
 	}
 }
@@ -1144,6 +1149,7 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 	if w != nil && w.Rank() != 0 {
 		return k.serve(c, b, ap)
 	}
+	clcRounds.Add(1)
 	own, stop := b.ahead()
 	defer stop()
 	feed, fed := ap.async()

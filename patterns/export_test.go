@@ -1,14 +1,22 @@
 package patterns
 
-import "math"
-
-// SetClcTesting makes the timestamp correction's skeletons of single
-// steps only (steps), with every synchronisation's begin among the rare
-// ones (begins), until reset is called.
-func SetClcTesting(steps, begins bool) (reset func()) {
-	if steps {
-		clcZone = math.MaxFloat64 / 4
+// SetClcTesting makes the timestamp correction start with the given zone
+// below the top of each binade (math.MaxFloat64/4: every event a single
+// step; a tiny one: skeletons built again and again), with every
+// synchronisation's begin among the rare ones (begins) and location 0
+// sending the clocks of every communication event at once (each), until
+// reset is called; zone 0 keeps the default.
+func SetClcTesting(zone float64, begins, each bool) (reset func()) {
+	if zone != 0 {
+		clcZone = zone
 	}
 	clcAllBegins = begins
-	return func() { clcZone, clcAllBegins = startZone, false }
+	if each {
+		clcClocksSize = 1
+	}
+	return func() { clcZone, clcAllBegins, clcClocksSize = startZone, false, clocksSize }
 }
+
+// ClcRounds returns the number of solutions of the timestamp correction
+// that location 0 began so far.
+func ClcRounds() int64 { return clcRounds.Load() }

@@ -22,7 +22,14 @@ import (
 func TestTimeCorrectionSkeleton(t *testing.T) {
 	// (times from 1 s on: in one binade, away from its top, the runs
 	// between communication events compose)
-	const at = 1000.0
+	for _, at := range []float64{1000, 1950} {
+		testCorrectionSkeleton(t, at)
+	}
+}
+
+// testCorrectionSkeleton is TestTimeCorrectionSkeleton with the trace's
+// times from at ms on.
+func testCorrectionSkeleton(t *testing.T, at float64) {
 	work := func(from, to float64) []step {
 		var s []step
 		for i := range 7 {
@@ -56,8 +63,8 @@ func TestTimeCorrectionSkeleton(t *testing.T) {
 			recv(38, 0, 2), barrier(56, 57), send(65, 0, 3), work(66, 90), call("MPI_Finalize", 96, 97)),
 	}
 	d, traces := tinytrace.Build(t, progs...)
-	correct := func(steps, begins bool) ([][]float64, patterns.Correction) {
-		defer patterns.SetClcTesting(steps, begins)()
+	correct := func(zone float64, begins, each bool) ([][]float64, patterns.Correction) {
+		defer patterns.SetClcTesting(zone, begins, each)()
 		_, traces := tinytrace.Build(t, progs...)
 		times := make([][]float64, len(traces))
 		var all patterns.Correction
@@ -73,7 +80,7 @@ func TestTimeCorrectionSkeleton(t *testing.T) {
 		}
 		return times, all
 	}
-	times, corr := correct(false, false)
+	times, corr := correct(0, false, false)
 	if corr.Violated < 2 || corr.P2P == 0 || corr.Coll == 0 {
 		t.Fatalf("the trace has %d violations (%d point-to-point, %d collective), want both kinds", corr.Violated, corr.P2P, corr.Coll)
 	}
@@ -83,16 +90,27 @@ func TestTimeCorrectionSkeleton(t *testing.T) {
 		}
 	}
 	exact := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+	steps := math.MaxFloat64 / 4
 	for _, tc := range []struct {
-		name          string
-		steps, begins bool
-	}{{"single steps", true, false}, {"rare begins", false, true}, {"both", true, true}} {
-		gotTimes, gotCorr := correct(tc.steps, tc.begins)
+		name         string
+		zone         float64
+		begins, each bool
+	}{
+		{"single steps", steps, false, false}, {"rare begins", 0, true, false}, {"both", steps, true, false},
+		// (runs leave their binade: the skeletons are built again, the
+		// events corrected with the clocks sent so far undone)
+		{"built again", 1e-9, false, true},
+	} {
+		rounds := patterns.ClcRounds()
+		gotTimes, gotCorr := correct(tc.zone, tc.begins, tc.each)
+		if again := patterns.ClcRounds() - rounds; tc.zone == 1e-9 && at > 1900 && again < 2 {
+			t.Errorf("%s, from %g ms: %d solution(s), want the skeletons built again", tc.name, at, again)
+		}
 		if d := cmp.Diff(times, gotTimes, exact); d != "" {
-			t.Errorf("%s: corrected times differ (-composed +%s):\n%s", tc.name, tc.name, d)
+			t.Errorf("%s, from %g ms: corrected times differ (-composed +%s):\n%s", tc.name, at, tc.name, d)
 		}
 		if d := cmp.Diff(corr, gotCorr, exact); d != "" {
-			t.Errorf("%s: statistics differ:\n%s", tc.name, d)
+			t.Errorf("%s, from %g ms: statistics differ:\n%s", tc.name, at, d)
 		}
 	}
 }
