@@ -751,24 +751,40 @@ func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) er
 			msgs[l] = append([]byte{solvedFailed}, failed.Error()...)
 		}
 		return msgs
-	case s.excess > 0:
-		for l := range msgs {
-			msgs[l] = appendFloat([]byte{solvedAgain}, max(2*zone, 2*(zone+s.excess)))
-		}
-		return msgs
 	}
+	stuck := -1 // a rank that cannot finish
 	for l := range s.locs {
 		L := &s.locs[l]
 		switch {
-		case L.failed != nil || L.ended:
+		case L.ended && L.failed == nil:
+			continue
+		case L.failed != nil:
 		case L.waiting >= 0:
 			c := &s.chans[L.waiting]
 			L.failed = &stuckError{L.comm, fmt.Sprintf("its receive from rank %d of communicator %d, tag %d waits for a message that no rank sends (a deadlock)", c.src, c.comm, c.tag)}
 		default:
 			L.failed = &stuckError{L.comm, "it waits at a collective operation that not every member reaches (a deadlock)"}
 		}
+		if stuck < 0 {
+			stuck = l
+		}
 	}
-	if s.moved > 0 {
+	if s.excess > 0 {
+		// not exact: the skeletons again, unless a rank cannot finish
+		// (its chunks not taken would meet the next solution)
+		for l := range msgs {
+			switch {
+			case stuck < 0:
+				msgs[l] = appendFloat([]byte{solvedAgain}, max(2*zone, 2*(zone+s.excess)))
+			case s.locs[l].failed == nil:
+				msgs[l] = fmt.Appendf([]byte{solvedFailed}, "rank %d cannot finish the correction", stuck)
+			}
+		}
+		if stuck < 0 {
+			return msgs
+		}
+	}
+	if s.moved > 0 && s.excess == 0 {
 		// the backward amortization needs every send's bound
 		for _, c := range s.chans {
 			if L := &s.locs[c.src]; c.head < len(c.q) && L.failed == nil {
@@ -779,9 +795,12 @@ func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) er
 	for l := range msgs {
 		L := &s.locs[l]
 		var stuck *stuckError
-		if errors.As(L.failed, &stuck) {
+		switch {
+		case errors.As(L.failed, &stuck):
 			msg := binary.LittleEndian.AppendUint32([]byte{solvedStuck}, uint32(stuck.comm))
 			msgs[l] = append(msg, stuck.what...)
+			continue
+		case msgs[l] != nil:
 			continue
 		}
 		msg := make([]byte, 9, 9+8*len(L.sendBounds))

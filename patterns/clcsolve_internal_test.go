@@ -251,6 +251,10 @@ func TestSolveClocksFailures(t *testing.T) {
 			[]byte{solvedFailed, solvedFailed}, []string{"without its end", "without its end"}},
 		{"unknown record", [][]byte{append(newSkel(1, 0).b, 99), newSkel(1, 0).end()},
 			[]byte{solvedFailed, solvedFailed}, []string{"unknown kind 99", "unknown kind 99"}},
+		{"out of its binade and stuck", [][]byte{
+			newSkel(1.9, 1).channel(1, 0, 7, false).message(entrySend, 0, run(0.5, 1.5)).end(),
+			newSkel(1, 2).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).message(entryRecv, 0, run(0.1, 1.3)).end()},
+			[]byte{solvedFailed, solvedStuck}, []string{"rank 1 cannot finish", "waits for a message that no rank sends"}},
 		{"run out of its binade", [][]byte{
 			newSkel(1.9, 1).channel(1, 0, 7, false).message(entrySend, 0, run(0.5, 1.5)).end(),
 			newSkel(1, 1).channel(0, 0, 7, true).message(entryRecv, 0, run(0.2, 1.2)).end()},
