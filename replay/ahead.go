@@ -196,7 +196,7 @@ func (r *Replayer) shipStretch(p *pass, n int) error {
 	for k := sh.next; k < end; k++ {
 		i := p.event(k, n)
 		st := &p.steps[t.Events[i].Kind]
-		if st.do != Ship || !r.isMessage(i) {
+		if st.do != Ship || !r.ctx.IsMessage(i) {
 			continue
 		}
 		c.reset(i)

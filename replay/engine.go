@@ -143,7 +143,7 @@ func (r *Replayer) step(p *pass, st *step, i int) error {
 		}
 		return r.Bus.Publish(st.pre, &r.ctx)
 	case Ship, Take:
-		if !r.isMessage(i) {
+		if !r.ctx.IsMessage(i) {
 			return nil
 		}
 		return r.message(p, st, i)
@@ -167,16 +167,10 @@ func (r *Replayer) errorf(i int, err error) error {
 		r.Loc.Rank, r.Loc.Trace.Location, i, e.Kind, r.Loc.Trace.Time(i), err)
 }
 
-// isMessage reports whether event i is a message the replay re-enacts:
-// one directly in an MPI region, and no cancelled send.
-func (r *Replayer) isMessage(i int) bool { return r.ctx.isMessage(i) }
-
 // IsMessage reports whether event i, a send or receive, is a message
-// that Ship and Take steps exchange: one in an MPI region, not a
-// cancelled request's send.
-func (c *Ctx) IsMessage(i int) bool { return c.isMessage(i) }
-
-func (c *Ctx) isMessage(i int) bool {
+// the replay re-enacts (Ship and Take steps): one directly in an MPI
+// region, not a cancelled request's send.
+func (c *Ctx) IsMessage(i int) bool {
 	if c.RegionClass(i)&ClassMPI == 0 {
 		return false
 	}
