@@ -114,29 +114,27 @@ func (c *comm) check(op, peer string, r, tag int) error {
 }
 
 // Send sends a copy of data to dest; it never waits for the receiver.
-func (c *comm) Send(dest, tag int, data []byte) error {
-	if err := c.check("Send", "dest", dest, tag); err != nil {
-		return err
-	}
-	if f := c.w.failure.Load(); f != nil {
-		return c.w.failed(c.me, f, fmt.Sprintf("Send(dest=%d, tag=%d) on %s", dest, tag, c.where()), false)
-	}
-	return c.post(c.info.members[dest], tag, data)
-}
+func (c *comm) Send(dest, tag int, data []byte) error { return c.send("Send", dest, tag, data, false) }
 
 // SendOwned sends data to dest, a copy only over the link.
 func (c *comm) SendOwned(dest, tag int, data []byte) error {
-	if err := c.check("SendOwned", "dest", dest, tag); err != nil {
+	return c.send("SendOwned", dest, tag, data, true)
+}
+
+// send is Send (op) or, owned, SendOwned.
+func (c *comm) send(op string, dest, tag int, data []byte, owned bool) error {
+	if err := c.check(op, "dest", dest, tag); err != nil {
 		return err
 	}
 	if f := c.w.failure.Load(); f != nil {
-		return c.w.failed(c.me, f, fmt.Sprintf("SendOwned(dest=%d, tag=%d) on %s", dest, tag, c.where()), false)
+		return c.w.failed(c.me, f, fmt.Sprintf("%s(dest=%d, tag=%d) on %s", op, dest, tag, c.where()), false)
 	}
-	if r := c.w.ranks[c.info.members[dest]]; r != nil {
+	dst := c.info.members[dest]
+	if r := c.w.ranks[dst]; owned && r != nil {
 		c.w.deliver(r, key{comm: c.info.id, src: c.me.id, tag: tag}, message{data: data, local: true})
 		return nil
 	}
-	return c.post(c.info.members[dest], tag, data)
+	return c.post(dst, tag, data)
 }
 
 // post sends a copy of data to world rank dst with tag. A link error
