@@ -138,12 +138,15 @@ type span struct {
 
 var emptySpan = span{b: math.Inf(-1)}
 
-// add extends run sp by the step s to an event at time t after an event
-// whose time has the biased exponent prev, if the run stays exact: t is
-// in the binade of that event (and of the run's), out of the zone below
-// its top, and s advances every clock of the binade alike (ulpStep).
-func (sp *span) add(prev uint16, s, t, zone float64) bool {
-	e := uint16(math.Float64bits(t)>>52) & 0x7ff
+// exponentOf returns the biased exponent of t (its binade).
+func exponentOf(t float64) uint16 { return uint16(math.Float64bits(t)>>52) & 0x7ff }
+
+// add extends run sp by the step s to an event at time t (of biased
+// exponent e) after an event whose time has the biased exponent prev, if
+// the run stays exact: t is in the binade of that event (and of the
+// run's), out of the zone below its top, and s advances every clock of
+// the binade alike (ulpStep).
+func (sp *span) add(e, prev uint16, s, t, zone float64) bool {
 	r, ok := ulpStep(e, s)
 	if !ok || e != prev || t <= 0 || t >= binadeTop(e)-zone {
 		return false
@@ -246,7 +249,7 @@ func (k *clock) entryOf(c *replay.Ctx, i int) (commEntry, error) {
 		return commEntry{kind: entryColl, class: replay.ClassOf(info.Op), sends: info.Sent > 0, receives: info.Received > 0,
 			comm: info.Comm, me: uint32(me), size: uint32(len(members)), root: info.Root, begin: beginOf(t, i)}, nil
 	case localtrace.KindLeave:
-		return commEntry{kind: entrySync, begin: int(t.EnterOf(i))}, nil
+		return commEntry{kind: entrySync, begin: beginOf(t, i)}, nil
 	}
 	return commEntry{}, fmt.Errorf("timestamp correction: event %d (%v) is no communication event", i, t.Events[i].Kind)
 }
@@ -294,7 +297,7 @@ type beginRun struct {
 func (k *clock) newBuilder(c *replay.Ctx, zone float64) *builder {
 	b := &builder{k: k, c: c, zone: zone, at: map[int32]beginRun{}, cur: emptySpan, runFor: -1}
 	for x := range k.comms {
-		if begin := b.beginOf(x); begin >= 0 && (clcAllBegins || x > 0 && begin < int(k.comms[x-1])) {
+		if begin, rare := b.syncBegin(x); rare {
 			b.begins = append(b.begins, beginAt{int32(begin), int32(x)})
 		}
 	}
@@ -304,29 +307,24 @@ func (k *clock) newBuilder(c *replay.Ctx, zone float64) *builder {
 	return b
 }
 
-// beginOf returns the begin of the synchronisation that communication
-// event x ends, -1 if it is no synchronisation.
-func (b *builder) beginOf(x int) int {
-	t, i := b.k.t, int(b.k.comms[x])
-	switch t.Events[i].Kind {
-	case localtrace.KindCollEnd:
-		return beginOf(t, i)
-	case localtrace.KindLeave:
-		return int(t.EnterOf(i))
-	}
-	return -1
+// syncBegin returns the begin of the synchronisation that communication
+// event x ends (-1: it is none) and whether it is a rare one, which
+// begins before the communication event before x (for tests: every one).
+func (b *builder) syncBegin(x int) (int, bool) {
+	comms := b.k.comms
+	begin := beginOf(b.k.t, int(comms[x]))
+	return begin, begin >= 0 && (clcAllBegins || x > 0 && begin < int(comms[x-1]))
 }
 
 // nextBegin returns the begin of the next communication event if it is a
 // synchronisation that begins after the communication event before it,
 // else -1.
 func (b *builder) nextBegin() int {
-	x, comms := b.x, b.k.comms
-	if x >= len(comms) {
+	if b.x >= len(b.k.comms) {
 		return -1
 	}
-	begin := b.beginOf(x)
-	if clcAllBegins || x > 0 && begin < int(comms[x-1]) {
+	begin, rare := b.syncBegin(b.x)
+	if rare {
 		return -1 // (among b.begins)
 	}
 	return begin
@@ -350,7 +348,7 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 			b.ready = k.fill.Wait(j + 1)
 		}
 		t := ts[j]
-		e := uint16(math.Float64bits(t)>>52) & 0x7ff
+		e := exponentOf(t)
 		if !b.started {
 			b.started = true
 			k.startEvent, k.first = j, t
@@ -366,7 +364,7 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 				buf = b.step(buf, stepOf(start, t), t)
 			}
 		} else {
-			if s := stepOf(b.prev, t); !b.cur.add(b.prevE, s, t, b.zone) {
+			if s := stepOf(b.prev, t); !b.cur.add(e, b.prevE, s, t, b.zone) {
 				buf = b.step(buf, s, t)
 			}
 		}
@@ -413,6 +411,7 @@ func (b *builder) ahead() (source, func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		defer close(ready) // (a chunk asked for after the last: an error, not a wait)
 		for {
 			var buf []byte
 			select {

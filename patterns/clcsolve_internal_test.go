@@ -22,7 +22,7 @@ func TestRunExact(t *testing.T) {
 	runs, checked := 0, 0
 	for range 2000 {
 		t0 := math.Ldexp(1+rng.Float64(), rng.IntN(12)-6) // 1/64 s .. 64 s
-		e0 := uint16(math.Float64bits(t0)>>52) & 0x7ff
+		e0 := exponentOf(t0)
 		times := []float64{t0}
 		sp := emptySpan
 		prevE := e0
@@ -38,10 +38,10 @@ func TestRunExact(t *testing.T) {
 				dt = rng.Float64() * math.Ldexp(1, -8-rng.IntN(20))
 			}
 			cur := prev + dt
-			if !sp.add(prevE, stepOf(prev, cur), cur, 0) {
+			if !sp.add(exponentOf(cur), prevE, stepOf(prev, cur), cur, 0) {
 				break
 			}
-			prevE = uint16(math.Float64bits(cur)>>52) & 0x7ff
+			prevE = exponentOf(cur)
 			times = append(times, cur)
 		}
 		if len(times) < 2 {

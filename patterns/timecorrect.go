@@ -121,9 +121,9 @@ type clock struct {
 	first      float64
 	receives   bool
 	// forward statistics
-	st            Correction
-	lastDiff      float64 // correction of the last event handled
-	lowest, upper float64 // span of the corrected times
+	st       Correction
+	lastDiff float64 // correction of the last event handled
+	upper    float64 // the latest forward-corrected time (of the last event handled)
 	// moved are the receives the forward pass moved forward, in event
 	// order, with their clock before the move.
 	moved []movedRecv
@@ -150,8 +150,8 @@ type latestSend struct {
 // then runs before every other pass) and returns its statistics, final
 // when the replay has run.
 func RegisterTimeCorrection(bus *replay.Bus) *Correction {
-	k := &clock{startEvent: -1, lowest: math.MaxFloat64, upper: -math.MaxFloat64}
-	k.st.Passes, k.st.MaxSlope = 1, clcSlope
+	k := &clock{startEvent: -1}
+	k.reset()
 	bus.On(ClcFwdSolve, func(c *replay.Ctx) error {
 		k.begin(c)
 		violated, err := k.solve(c)
@@ -316,7 +316,7 @@ func (a *applier) feed(clocks []byte) error {
 		a.j, a.value, a.prev = j, value, prev
 		k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff = events, corrected, maxErr, last
 		if events > 0 {
-			k.upper = value // (the clock only rises: the last is the latest, the first the earliest)
+			k.upper = value // (the clock only rises: the last is the latest)
 		}
 	}()
 	if j < 0 {
@@ -350,9 +350,6 @@ func (a *applier) feed(clocks []byte) error {
 			}
 			prev = cur
 			ts[j] = value
-			if events == 0 {
-				k.lowest = value
-			}
 			last = value - cur // (never negative)
 			events++
 			if last > 0 {
@@ -396,18 +393,11 @@ func (a *applier) feed(clocks []byte) error {
 				k.moved = append(k.moved, movedRecv{j, in})
 			}
 			if !math.IsNaN(bound) {
-				b := int(k.t.EnterOf(j))
-				if kind == localtrace.KindCollEnd {
-					b = beginOf(k.t, j)
-				}
-				k.sends = append(k.sends, latestSend{b, bound - clcLatency})
+				k.sends = append(k.sends, latestSend{beginOf(k.t, j), bound - clcLatency})
 			}
 		}
 		a.e++
 		ts[j] = value
-		if events == 0 {
-			k.lowest = value
-		}
 		last = value - cur
 		events++
 		if last > 0 {
@@ -491,14 +481,23 @@ func (a *applier) undo() {
 	for j := max(k.startEvent, 0); j < a.j; j++ {
 		k.ts[j] = k.t.RecordedTime(j)
 	}
-	k.st = Correction{Passes: 1, MaxSlope: clcSlope}
-	k.lastDiff, k.lowest, k.upper = 0, math.MaxFloat64, -math.MaxFloat64
+	k.reset()
 	k.moved, k.sends = k.moved[:0], k.sends[:0]
 }
 
+// reset starts the forward statistics afresh.
+func (k *clock) reset() {
+	k.st = Correction{Passes: 1, MaxSlope: clcSlope}
+	k.lastDiff, k.upper = 0, 0
+}
+
+// finishForward computes the forward statistics' final error, from the
+// span of the forward-corrected times: from the first event handled (the
+// clock only rises; the backward amortization has not run yet) to the
+// last.
 func (k *clock) finishForward() {
 	if k.st.Events > 0 {
-		k.st.FinalError = k.lastDiff / (k.upper - k.lowest)
+		k.st.FinalError = k.lastDiff / (k.upper - k.ts[k.startEvent])
 	}
 }
 
@@ -521,13 +520,21 @@ func (k *clock) release() {
 	}
 }
 
-// beginOf returns the index of the begin event of the collective that
-// ends with event i (its Enter without a begin event).
+// beginOf returns the index of the begin event of the synchronisation
+// that event i ends: a collective's begin event (its Enter without one),
+// the Enter of a Leave (of MPI_Init or MPI_Finalize); -1 for other
+// events.
 func beginOf(t *localtrace.Trace, i int) int {
-	if b := t.Link(i); b != localtrace.None {
-		return int(b)
+	switch t.Events[i].Kind {
+	case localtrace.KindCollEnd:
+		if b := t.Link(i); b != localtrace.None {
+			return int(b)
+		}
+		return int(t.EnterOf(i))
+	case localtrace.KindLeave:
+		return int(t.EnterOf(i))
 	}
-	return int(t.EnterOf(i))
+	return -1
 }
 
 // amortizeBackward spreads every forward jump of a receive over the
