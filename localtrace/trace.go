@@ -92,6 +92,19 @@ func (t *Trace) RecordedTime(i int) float64 {
 	return t.recorded(i)
 }
 
+// RecordedTimes sets dst to the recorded times (RecordedTime) of the
+// events from first on, one for each element: in bulk, faster than one
+// by one.
+func (t *Trace) RecordedTimes(dst []float64, first int) {
+	if t.bases == nil && t.dense == nil {
+		copy(dst, t.times[first:first+len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] = t.recorded(first + i)
+	}
+}
+
 // recorded returns the recorded time of event i in seconds.
 func (t *Trace) recorded(i int) float64 {
 	if t.dense != nil {

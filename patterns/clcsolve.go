@@ -223,15 +223,21 @@ type commEntry struct {
 	begin           int // a collective's or synchronisation's begin event
 }
 
-// entryOf describes communication event i.
-func (k *clock) entryOf(c *replay.Ctx, i int) (commEntry, error) {
+// entryOf describes communication event i, the location's x-th.
+func (b *builder) entryOf(i, x int) (commEntry, error) {
+	c := b.c
 	t := c.Trace
 	switch t.Events[i].Kind {
 	case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
 		m := t.Message(i)
-		peer, err := c.Env.WorldRank(m.Comm, int(m.Peer), c.Loc.Rank)
-		if err != nil {
-			return commEntry{}, fmt.Errorf("timestamp correction: %w", err)
+		var peer int
+		if cm := b.member(m.Comm); cm.members != nil && int(m.Peer) < len(cm.members) {
+			peer = cm.members[m.Peer]
+		} else {
+			var err error
+			if peer, err = c.Env.WorldRank(m.Comm, int(m.Peer), c.Loc.Rank); err != nil {
+				return commEntry{}, fmt.Errorf("timestamp correction: %w", err)
+			}
 		}
 		recv := t.Events[i].Kind == localtrace.KindRecv || t.Events[i].Kind == localtrace.KindIrecv
 		kind := byte(entrySend)
@@ -241,17 +247,42 @@ func (k *clock) entryOf(c *replay.Ctx, i int) (commEntry, error) {
 		return commEntry{kind: kind, ch: clcChan{uint32(peer), m.Comm, m.Tag, recv}}, nil
 	case localtrace.KindCollEnd:
 		info := t.Collective(i)
-		members, ok := c.Env.CommMembers[info.Comm]
-		me := slices.Index(members, c.Loc.Rank)
-		if !ok || me < 0 {
+		cm := b.member(info.Comm)
+		if cm.me < 0 {
 			return commEntry{}, fmt.Errorf("timestamp correction: rank %d is no member of communicator %d of its collective", c.Loc.Rank, info.Comm)
 		}
 		return commEntry{kind: entryColl, class: replay.ClassOf(info.Op), sends: info.Sent > 0, receives: info.Received > 0,
-			comm: info.Comm, me: uint32(me), size: uint32(len(members)), root: info.Root, begin: beginOf(t, i)}, nil
+			comm: info.Comm, me: uint32(cm.me), size: uint32(len(cm.members)), root: info.Root, begin: int(b.k.syncs[x])}, nil
 	case localtrace.KindLeave:
-		return commEntry{kind: entrySync, begin: beginOf(t, i)}, nil
+		return commEntry{kind: entrySync, begin: int(b.k.syncs[x])}, nil
 	}
 	return commEntry{}, fmt.Errorf("timestamp correction: event %d (%v) is no communication event", i, t.Events[i].Kind)
+}
+
+// commMember is a communicator as the builder's location sees it: its
+// members' world ranks (nil: unknown) and the location's place among
+// them (-1: none).
+type commMember struct {
+	members []int
+	me      int
+}
+
+// member returns communicator comm as the location sees it, from the
+// last two looked up where it is one of them.
+func (b *builder) member(comm uint32) commMember {
+	for i := range b.comms {
+		if b.commIDs[i] == comm && b.comms[i].members != nil {
+			return b.comms[i]
+		}
+	}
+	members, ok := b.c.Env.CommMembers[comm]
+	if !ok {
+		return commMember{me: -1}
+	}
+	cm := commMember{members, slices.Index(members, b.c.Loc.Rank)}
+	b.comms[1], b.commIDs[1] = b.comms[0], b.commIDs[0]
+	b.comms[0], b.commIDs[0] = cm, comm
+	return cm
 }
 
 // builder makes a location's skeleton, a chunk at a time.
@@ -276,6 +307,9 @@ type builder struct {
 	ready  int // times filled
 	n      int // entries made
 	chans  intern.Table[clcChan]
+	// the last two communicators looked up (member)
+	comms   [2]commMember
+	commIDs [2]uint32
 	// the last event handled: its time and the biased exponent of it;
 	// the run since the last entry
 	started bool
@@ -311,9 +345,8 @@ func (k *clock) newBuilder(c *replay.Ctx, zone float64) *builder {
 // event x ends (-1: it is none) and whether it is a rare one, which
 // begins before the communication event before x (for tests: every one).
 func (b *builder) syncBegin(x int) (int, bool) {
-	comms := b.k.comms
-	begin := beginOf(b.k.t, int(comms[x]))
-	return begin, begin >= 0 && (clcAllBegins || x > 0 && begin < int(comms[x-1]))
+	begin := int(b.k.syncs[x])
+	return begin, begin >= 0 && (clcAllBegins || x > 0 && begin < int(b.k.comms[x-1]))
 }
 
 // nextBegin returns the begin of the next communication event if it is a
@@ -339,6 +372,14 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 	n := len(k.t.Events)
 	ts, comms := k.ts, k.comms
 	for ; b.j < n && len(buf) <= limit; b.j++ {
+		if b.started {
+			// the internal events up to the next that needs more
+			if stop := b.stop(); b.j < stop {
+				buf = b.internal(buf, stop)
+				b.j-- // (the loop's step)
+				continue
+			}
+		}
 		j := b.j
 		comm := b.x < len(comms) && int(comms[b.x]) == j
 		if !comm && k.skips(j) {
@@ -392,6 +433,86 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 		buf[0] = 1
 	}
 	return buf, nil
+}
+
+// stop returns the first event from b.j on that the builder's internal
+// loop stops at: the next communication event, the begin of a
+// synchronisation, the first event whose time is not filled yet.
+func (b *builder) stop() int {
+	stop := b.ready
+	if b.x < len(b.k.comms) {
+		stop = min(stop, int(b.k.comms[b.x]))
+	}
+	if b.begin >= b.j {
+		stop = min(stop, b.begin)
+	}
+	if b.bi < len(b.begins) {
+		stop = min(stop, int(b.begins[b.bi].event))
+	}
+	return stop
+}
+
+// internal adds the internal events from b.j on, before stop, to the
+// current run, up to the first that is a single step (which it
+// appends); b.j is then the event after the last it handled. It is the
+// general loop of chunk for these events, with the run's state in
+// registers and the constants of its binade computed once.
+func (b *builder) internal(buf []byte, stop int) []byte {
+	k := b.k
+	ts, evs := k.ts, k.t.Events
+	a, bb, se := b.cur.a, b.cur.b, b.cur.e
+	prev, pe := b.prev, b.prevE
+	// the binade of the previous event: events in it extend the run
+	// (span.add, ulpStep)
+	x0, x1, top, topZ, okE := 0.0, 0.0, 0.0, 0.0, false
+	setBinade := func() {
+		okE = pe > 53 && pe < 2046
+		if okE {
+			x0 = math.Float64frombits(uint64(pe) << 52)
+			x1 = x0 + math.Float64frombits(uint64(pe-52)<<52)
+			top = binadeTop(pe)
+			topZ = top - b.zone
+		}
+	}
+	setBinade()
+	j := b.j
+	defer func() {
+		b.j = j
+		b.cur = span{a, bb, se}
+		b.prev, b.prevE = prev, pe
+	}()
+	for ; j < stop; j++ {
+		if kd := evs[j].Kind; kd != localtrace.KindEnter && kd != localtrace.KindLeave && k.dropped(j) {
+			continue
+		}
+		t := ts[j]
+		e := exponentOf(t)
+		s := stepOf(prev, t)
+		if e == pe && okE && t > 0 && t < topZ {
+			if r0, r1 := (x0+s)-x0, (x1+s)-x1; r0 == r1 && x1+s < top {
+				a += r0
+				bb += r0
+				if bb < t {
+					bb = t
+				}
+				se = e
+				prev = t
+				continue
+			}
+		}
+		// a single step: the run ends before it
+		b.cur = span{a, bb, se}
+		buf = b.step(buf, s, t)
+		a, bb, se = b.cur.a, b.cur.b, b.cur.e
+		prev = t
+		if e != pe {
+			pe = e
+			setBinade()
+		}
+		j++
+		break
+	}
+	return buf
 }
 
 // ahead makes the skeleton's chunks on a goroutine of its own, up to
@@ -463,7 +584,7 @@ func (b *builder) step(buf []byte, s, t float64) []byte {
 // entry appends communication event j, the end of the current run.
 func (b *builder) entry(buf []byte, j int) ([]byte, error) {
 	c, x := b.c, b.x
-	ce, err := b.k.entryOf(c, j)
+	ce, err := b.entryOf(j, x)
 	if err != nil {
 		return buf, err
 	}

@@ -115,6 +115,9 @@ type clock struct {
 	ts    []float64             // the events' times, which the correction changes (Trace.Times)
 	fill  *localtrace.TimesFill // fills ts meanwhile
 	comms []int32               // the communication events, in order
+	// the begins of the synchronisations among them (beginOf; -1 for
+	// messages), by communication event
+	syncs []int32
 	// the first event the correction handles (-1: none), its original
 	// time, and whether it receives (the clock then starts δ before it)
 	startEvent int
@@ -177,6 +180,9 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 // steps would do something at).
 func (k *clock) communications(c *replay.Ctx) {
 	t := k.t
+	// whether the Leaves of a call path's region synchronise (1) or not
+	// (-1), by call path, as met
+	syncs := make([]int8, len(t.Callpaths))
 	for i := range t.Events {
 		switch t.Events[i].Kind {
 		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
@@ -189,13 +195,24 @@ func (k *clock) communications(c *replay.Ctx) {
 				continue
 			}
 		case localtrace.KindLeave:
-			if c.RegionClass(i)&(replay.ClassInit|replay.ClassFinalize) == 0 {
+			cp := t.Events[i].Arg // (Callpath)
+			if int(cp) >= len(syncs) {
+				continue // (none: RegionClass)
+			}
+			if syncs[cp] == 0 {
+				syncs[cp] = -1
+				if c.RegionClass(i)&(replay.ClassInit|replay.ClassFinalize) != 0 {
+					syncs[cp] = 1
+				}
+			}
+			if syncs[cp] < 0 {
 				continue
 			}
 		default:
 			continue
 		}
 		k.comms = append(k.comms, int32(i))
+		k.syncs = append(k.syncs, int32(beginOf(t, i)))
 	}
 }
 
@@ -215,6 +232,7 @@ func (k *clock) begin(c *replay.Ctx) {
 	k.pages = new(offheap.Pages)
 	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
 	k.comms = offheap.MakeOr[int32](k.pages, len(k.t.Events))
+	k.syncs = offheap.MakeOr[int32](k.pages, len(k.t.Events))
 	k.communications(c)
 	k.moved = offheap.MakeOr[movedRecv](k.pages, len(k.comms))
 	k.sends = offheap.MakeOr[latestSend](k.pages, len(k.comms))
@@ -354,7 +372,9 @@ func (a *applier) feed(clocks []byte) error {
 			events++
 			if last > 0 {
 				corrected++
-				maxErr = max(maxErr, last)
+				if last > maxErr { // (max minds NaNs, slowly: there are none)
+					maxErr = last
+				}
 			}
 		}
 		if j == n {
@@ -393,7 +413,7 @@ func (a *applier) feed(clocks []byte) error {
 				k.moved = append(k.moved, movedRecv{j, in})
 			}
 			if !math.IsNaN(bound) {
-				k.sends = append(k.sends, latestSend{beginOf(k.t, j), bound - clcLatency})
+				k.sends = append(k.sends, latestSend{int(k.syncs[a.e]), bound - clcLatency})
 			}
 		}
 		a.e++
@@ -402,7 +422,9 @@ func (a *applier) feed(clocks []byte) error {
 		events++
 		if last > 0 {
 			corrected++
-			maxErr = max(maxErr, last)
+			if last > maxErr {
+				maxErr = last
+			}
 		}
 		j++
 	}
@@ -503,18 +525,27 @@ func (k *clock) finishForward() {
 
 // finish computes the final statistics.
 func (k *clock) finish() {
-	for i, t := range k.ts {
-		if d := t - k.t.RecordedTime(i); d != 0 && !k.dropped(i) {
-			k.st.Moved++
-			k.st.MaxShift = max(k.st.MaxShift, math.Abs(d))
+	moved, most := k.st.Moved, k.st.MaxShift
+	var rec [1024]float64 // the recorded times, a block at a time
+	for lo := 0; lo < len(k.ts); lo += len(rec) {
+		ts := k.ts[lo:min(lo+len(rec), len(k.ts))]
+		k.t.RecordedTimes(rec[:len(ts)], lo)
+		for i, t := range ts {
+			if d := t - rec[i]; d != 0 && !k.dropped(lo+i) {
+				moved++
+				if d = math.Abs(d); d > most { // (no NaNs)
+					most = d
+				}
+			}
 		}
 	}
+	k.st.Moved, k.st.MaxShift = moved, most
 	k.release()
 }
 
 // release lets go of what the correction kept.
 func (k *clock) release() {
-	k.ts, k.moved, k.sends, k.comms = nil, nil, nil, nil
+	k.ts, k.moved, k.sends, k.comms, k.syncs = nil, nil, nil, nil, nil
 	if k.pages != nil {
 		k.pages.Free()
 	}
