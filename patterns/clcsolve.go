@@ -122,7 +122,9 @@ const startZone = 1.0 / 32
 var (
 	clcZone      = startZone
 	clcAllBegins = false
-	clcRounds    atomic.Int64
+	// the final statistics from the times (clock.finalStatistics)
+	clcTimesStatistics = false
+	clcRounds          atomic.Int64
 	// the size of the messages of clocks (at least)
 	clcClocksSize = clocksSize
 )

@@ -17,6 +17,15 @@ func SetClcTesting(zone float64, begins, each bool) (reset func()) {
 	return func() { clcZone, clcAllBegins, clcClocksSize = startZone, false, clocksSize }
 }
 
+// SetClcTimesStatistics makes the timestamp correction compute its final
+// statistics from the final and the recorded times of all events (as it
+// does where the backward amortization moved an event back), until reset
+// is called.
+func SetClcTimesStatistics() (reset func()) {
+	clcTimesStatistics = true
+	return func() { clcTimesStatistics = false }
+}
+
 // ClcRounds returns the number of solutions of the timestamp correction
 // that location 0 began so far.
 func ClcRounds() int64 { return clcRounds.Load() }

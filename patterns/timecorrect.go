@@ -134,6 +134,15 @@ type clock struct {
 	// whose data flows out, the Enter of MPI_Init and MPI_Finalize) with
 	// the latest time each may have, which the solution gives.
 	sends []latestSend
+	// back is what the backward amortization changed of the final
+	// statistics: events that the forward pass left in place and it
+	// moved, the largest shift of those it moved, and whether it moved
+	// some event back (the statistics then come from the times)
+	back struct {
+		moved int
+		most  float64
+		early bool
+	}
 	// pages holds the lists above where they are large, reserved at the
 	// start for the most they can hold (cost: what they hold)
 	pages *offheap.Pages
@@ -510,6 +519,7 @@ func (a *applier) undo() {
 // reset starts the forward statistics afresh.
 func (k *clock) reset() {
 	k.st = Correction{Passes: 1, MaxSlope: clcSlope}
+	k.back.moved, k.back.most, k.back.early = 0, 0, false
 	k.lastDiff, k.upper = 0, 0
 }
 
@@ -523,9 +533,24 @@ func (k *clock) finishForward() {
 	}
 }
 
-// finish computes the final statistics.
+// finish computes the final statistics: the events moved and the
+// largest shift are the forward pass's (every event it moved, it moved
+// forward), with the changes of the backward amortization (shifted); if
+// that moved an event back, from the times.
 func (k *clock) finish() {
-	moved, most := k.st.Moved, k.st.MaxShift
+	if k.back.early || clcTimesStatistics {
+		k.finalStatistics()
+	} else {
+		k.st.Moved = k.st.Corrected + k.back.moved
+		k.st.MaxShift = max(k.st.MaxError, k.back.most)
+	}
+	k.release()
+}
+
+// finalStatistics computes the events moved and the largest shift from
+// the final and the recorded times.
+func (k *clock) finalStatistics() {
+	moved, most := 0, 0.0
 	var rec [1024]float64 // the recorded times, a block at a time
 	for lo := 0; lo < len(k.ts); lo += len(rec) {
 		ts := k.ts[lo:min(lo+len(rec), len(k.ts))]
@@ -540,7 +565,27 @@ func (k *clock) finish() {
 		}
 	}
 	k.st.Moved, k.st.MaxShift = moved, most
-	k.release()
+}
+
+// shifted notes that the backward amortization moved event i from time
+// old to time v: an event of the forward pass's statistics (not
+// dropped) that the forward pass left in place is moved now, and the
+// largest shift may be its.
+func (k *clock) shifted(i int, old, v float64) {
+	if v < old {
+		k.back.early = true // (rounding, if ever: finalStatistics)
+		return
+	}
+	if k.dropped(i) {
+		return
+	}
+	rec := k.t.RecordedTime(i)
+	if old == rec {
+		k.back.moved++
+	}
+	if d := v - rec; d > k.back.most {
+		k.back.most = d
+	}
 }
 
 // release lets go of what the correction kept.
@@ -615,13 +660,19 @@ func (k *clock) ramp(right int, at, delta, slope float64, nsends int) {
 		}
 		if !found {
 			for i := right - 1; i >= 0 && left < ev[i]; i-- {
-				ev[i] = ev[i] + float64(m*ev[i]) + c
+				if v := ev[i] + float64(m*ev[i]) + c; v != ev[i] {
+					k.shifted(i, ev[i], v)
+					ev[i] = v
+				}
 			}
 			return
 		}
 		send := k.sends[sendAt].event
 		for i := right - 1; i >= send; i-- {
-			ev[i] = ev[i] + float64(sendSlope*ev[i]) + sendConst
+			if v := ev[i] + float64(sendSlope*ev[i]) + sendConst; v != ev[i] {
+				k.shifted(i, ev[i], v)
+				ev[i] = v
+			}
 		}
 		k.st.MaxSlope = max(k.st.MaxSlope, sendSlope)
 		at = ev[send] - sendDelta

@@ -15,10 +15,11 @@ import (
 
 // TestTimeCorrectionSkeleton corrects a small trace with clock-condition
 // violations (receives before their sends, a collective left before a
-// member entered it) three ways: as the solution composes runs of
+// member entered it) several ways: as the solution composes runs of
 // events, with single steps only (the reference's steps, event by
-// event), and with every synchronisation's begin found the rare way. The
-// corrected times and statistics must be equal to the bit.
+// event), with every synchronisation's begin found the rare way, and
+// with the final statistics computed from all times. The corrected
+// times and statistics must be equal to the bit.
 func TestTimeCorrectionSkeleton(t *testing.T) {
 	// (times from 1 s on: in one binade, away from its top, the runs
 	// between communication events compose)
@@ -63,8 +64,11 @@ func testCorrectionSkeleton(t *testing.T, at float64) {
 			recv(38, 0, 2), barrier(56, 57), send(65, 0, 3), work(66, 90), call("MPI_Finalize", 96, 97)),
 	}
 	d, traces := tinytrace.Build(t, progs...)
-	correct := func(zone float64, begins, each bool) ([][]float64, patterns.Correction) {
+	correct := func(zone float64, begins, each, fromTimes bool) ([][]float64, patterns.Correction) {
 		defer patterns.SetClcTesting(zone, begins, each)()
+		if fromTimes {
+			defer patterns.SetClcTimesStatistics()()
+		}
 		_, traces := tinytrace.Build(t, progs...)
 		times := make([][]float64, len(traces))
 		var all patterns.Correction
@@ -80,7 +84,7 @@ func testCorrectionSkeleton(t *testing.T, at float64) {
 		}
 		return times, all
 	}
-	times, corr := correct(0, false, false)
+	times, corr := correct(0, false, false, false)
 	if corr.Violated < 2 || corr.P2P == 0 || corr.Coll == 0 {
 		t.Fatalf("the trace has %d violations (%d point-to-point, %d collective), want both kinds", corr.Violated, corr.P2P, corr.Coll)
 	}
@@ -92,17 +96,20 @@ func testCorrectionSkeleton(t *testing.T, at float64) {
 	exact := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 	steps := math.MaxFloat64 / 4
 	for _, tc := range []struct {
-		name         string
-		zone         float64
-		begins, each bool
+		name                string
+		zone                float64
+		begins, each, times bool
 	}{
-		{"single steps", steps, false, false}, {"rare begins", 0, true, false}, {"both", steps, true, false},
+		{"single steps", steps, false, false, false}, {"rare begins", 0, true, false, false}, {"both", steps, true, false, false},
 		// (runs leave their binade: the skeletons are built again, the
 		// events corrected with the clocks sent so far undone)
-		{"built again", 1e-9, false, true},
+		{"built again", 1e-9, false, true, false},
+		// (the events moved and the largest shift: the forward pass's
+		// and the backward amortization's changes, against all times)
+		{"statistics from the times", 0, false, false, true},
 	} {
 		rounds := patterns.ClcRounds()
-		gotTimes, gotCorr := correct(tc.zone, tc.begins, tc.each)
+		gotTimes, gotCorr := correct(tc.zone, tc.begins, tc.each, tc.times)
 		if again := patterns.ClcRounds() - rounds; tc.zone == 1e-9 && at > 1900 && again < 2 {
 			t.Errorf("%s, from %g ms: %d solution(s), want the skeletons built again", tc.name, at, again)
 		}
