@@ -665,10 +665,13 @@ type solver struct {
 	locs  []solverLoc
 	chans []solverChan
 	keys  map[chanKey]int32
-	colls map[uint32]*collInst // the open collective of each communicator
-	sync  *collInst            // the open synchronisation of all ranks
-	free  map[int]*collInst    // done instances, by size, to use again
-	work  []int                // locations ready to go on
+	// the open collective of each communicator: by communicator where
+	// its number is small (most), else in colls
+	open  []*collInst
+	colls map[uint32]*collInst
+	sync  *collInst   // the open synchronisation of all ranks
+	free  []*collInst // done instances, by size, to use again
+	work  []int       // locations ready to go on
 	moved int
 	// excess is how far the clock ran past the top of a run's binade at
 	// most (0: never; the solution is then exact)
@@ -795,6 +798,10 @@ func (s *solver) peek(l int) ([]byte, error) {
 				return nil, errors.New("the clock starts twice")
 			}
 			L.started, L.start, L.x = true, getFloat(r[1:]), getFloat(r[1:])
+			// room for the bounds of its sends: at most one for each of
+			// its communication events (but not more than a skeleton of
+			// 256 MiB could need: the count is not checked)
+			L.sendBounds = make([]float64, 0, min(binary.LittleEndian.Uint32(r[9:]), 256<<20/messageEntrySize))
 		case recordChan:
 			ch := clcChan{binary.LittleEndian.Uint32(r[1:]), binary.LittleEndian.Uint32(r[5:]), binary.LittleEndian.Uint32(r[9:]), r[13] == 1}
 			if int(ch.peer) >= len(s.locs) {
@@ -839,7 +846,8 @@ func (s *solver) peek(l int) ([]byte, error) {
 // binade, the wider zone to build the skeletons again with
 // (solvedAgain).
 func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) error) [][]byte {
-	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{}, free: map[int]*collInst{}, emit: emit}
+	s := &solver{locs: make([]solverLoc, len(srcs)), keys: map[chanKey]int32{}, colls: map[uint32]*collInst{},
+		free: make([]*collInst, len(srcs)+1), emit: emit}
 	for l := range srcs {
 		L := &s.locs[l]
 		L.src, L.waiting, L.ring = srcs[l], -1, make([]float64, ringSize)
@@ -1055,14 +1063,14 @@ func (s *solver) arrive(l int, e []byte) error {
 		back = int(binary.LittleEndian.Uint32(e[19:]))
 		sp, bsp = getSpan(e[23:]), getSpan(e[23+spanSize:])
 		m.sends, m.receives = flags&1 != 0, flags&2 != 0
-		inst = s.colls[comm]
+		inst = s.openColl(comm)
 		if inst == nil {
 			if size <= 0 || size > len(s.locs) {
 				return &stuckError{L.comm, fmt.Sprintf("a collective operation of %d members on communicator %d", size, comm)}
 			}
 			inst = s.instance(size)
 			inst.class, inst.comm, inst.root = class, comm, root
-			s.colls[comm] = inst
+			s.setOpenColl(comm, inst)
 		}
 		if inst.class != class || inst.root != root || len(inst.m) != size {
 			return &stuckError{L.comm, fmt.Sprintf("the members of communicator %d disagree on a collective operation (class %d, root %d, %d members against class %d, root %d, %d members)",
@@ -1083,7 +1091,7 @@ func (s *solver) arrive(l int, e []byte) error {
 	if inst.sync {
 		s.sync = nil
 	} else {
-		delete(s.colls, inst.comm)
+		s.setOpenColl(inst.comm, nil)
 	}
 	s.complete(inst, l)
 	clear(inst.m)
@@ -1092,13 +1100,46 @@ func (s *solver) arrive(l int, e []byte) error {
 	return nil
 }
 
-// instance returns an empty collective instance of size members.
+// instance returns an empty collective instance of size members (at
+// most the number of locations).
 func (s *solver) instance(size int) *collInst {
 	if c := s.free[size]; c != nil {
-		delete(s.free, size)
+		s.free[size] = nil
 		return c
 	}
 	return &collInst{m: make([]collMember, size)}
+}
+
+// openColls is the number of communicators whose open collectives the
+// solver keeps by number.
+const openColls = 1 << 12
+
+// openColl returns the open collective instance of communicator comm,
+// nil for none.
+func (s *solver) openColl(comm uint32) *collInst {
+	if comm < uint32(len(s.open)) {
+		return s.open[comm]
+	}
+	if comm < openColls {
+		return nil
+	}
+	return s.colls[comm]
+}
+
+// setOpenColl makes c the open collective instance of communicator
+// comm (nil: none).
+func (s *solver) setOpenColl(comm uint32, c *collInst) {
+	switch {
+	case comm < openColls:
+		if int(comm) >= len(s.open) {
+			s.open = append(s.open, make([]*collInst, int(comm)+1-len(s.open))...)
+		}
+		s.open[comm] = c
+	case c == nil:
+		delete(s.colls, comm)
+	default:
+		s.colls[comm] = c
+	}
 }
 
 // complete solves a collective operation (or synchronisation) that all
