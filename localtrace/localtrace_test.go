@@ -433,6 +433,15 @@ func TestTimes(t *testing.T) {
 					t.Fatalf("event %d: time %v after Times, want %v", i, got, want)
 				}
 			}
+			for _, first := range []int{0, 1, 255, 256, 999} { // (in bulk, from within blocks too)
+				dst := make([]float64, min(700, len(ticks)-first))
+				tr.RecordedTimes(dst, first)
+				for k, got := range dst {
+					if want := seconds(ticks[first+k]); got != want {
+						t.Fatalf("RecordedTimes from event %d: event %d's %v, want %v", first, first+k, got, want)
+					}
+				}
+			}
 		})
 	}
 }

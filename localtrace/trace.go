@@ -100,9 +100,7 @@ func (t *Trace) RecordedTimes(dst []float64, first int) {
 		copy(dst, t.times[first:first+len(dst)])
 		return
 	}
-	for i := range dst {
-		dst[i] = t.recorded(first + i)
-	}
+	t.recordedInto(dst, first)
 }
 
 // recorded returns the recorded time of event i in seconds.
@@ -139,9 +137,29 @@ func (t *Trace) newTimes() []float64 {
 }
 
 // recordedTimes sets ts[lo:hi] to the recorded times of those events.
-func (t *Trace) recordedTimes(ts []float64, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		ts[i] = t.recorded(i)
+func (t *Trace) recordedTimes(ts []float64, lo, hi int) { t.recordedInto(ts[lo:hi], lo) }
+
+// recordedInto sets dst to the recorded times of the events from first
+// on (of a trace that keeps ticks): recorded, a block of events at a
+// time.
+func (t *Trace) recordedInto(dst []float64, first int) {
+	if t.dense != nil {
+		copy(dst, t.dense[first:first+len(dst)])
+		return
+	}
+	off, res := t.offset, t.res
+	evs := t.Events[first : first+len(dst)]
+	for k := 0; k < len(dst); {
+		i := first + k
+		end := min(len(dst), k+(i|(1<<blockShift-1))+1-i) // the end of event i's block
+		base := t.bases[i>>blockShift]
+		for ; k < end; k++ {
+			tk := base + uint64(evs[k].dt)
+			if evs[k].dt == wideDT {
+				tk = t.wide[uint32(first+k)]
+			}
+			dst[k] = float64(int64(tk-off)) / res
+		}
 	}
 }
 
