@@ -446,41 +446,47 @@ func TestTimes(t *testing.T) {
 	}
 }
 
-// TestFillTimes: a TimesFill holds the recorded times as far as Wait
-// says, whatever the caller wrote below that meanwhile, and after Commit
-// Time and Times return it (the recorded times stay); a trace whose times
-// were made before hands those over.
+// TestFillTimes: FillTimes calls its function for every block of events,
+// in order, once their recorded times are filled (and no later ones);
+// Time and Times then return the slice, which the caller changes (the
+// recorded times stay); a trace whose times were made before hands those
+// over in one block.
 func TestFillTimes(t *testing.T) {
 	_, d := open(t, bundled("ps_late_sender"))
-	for _, n := range []int{100, fillChunk, 5*fillChunk + 7} {
+	for _, n := range []int{100, fillBlock, 5*fillBlock + 7} {
 		data, cnt, _ := synthStreamTicks(n, 1<<16, func(i int) uint64 { return uint64(3 + i%5) })
 		tr := decodeSynthetic(t, data, 1<<16, d, cnt)
 		want := make([]float64, len(tr.Events))
 		for i := range want {
 			want[i] = tr.RecordedTime(i)
 		}
-		f := tr.FillTimes()
-		ts := f.Slice()
-		for i := range ts { // as a pass does: read, then change, in order
-			if k := f.Wait(i + 1); k <= i || k > len(ts) {
-				t.Fatalf("%d events: Wait(%d) = %d", len(ts), i+1, k)
+		next := 0
+		ts := tr.FillTimes(func(lo, hi int) {
+			if lo != next || hi <= lo || hi > len(want) {
+				t.Fatalf("%d events: block %d to %d after %d", len(want), lo, hi, next)
 			}
+			next = hi
+			if tr.times != nil {
+				t.Fatalf("%d events: Time uses the times while they are filled", len(want))
+			}
+		})
+		if next != len(want) || len(ts) != len(want) {
+			t.Fatalf("%d events: filled %d of %d", len(want), next, len(ts))
+		}
+		for i := range ts { // as a pass does: read, then change
 			if ts[i] != want[i] {
 				t.Fatalf("%d events: event %d filled with %v, want %v", len(ts), i, ts[i], want[i])
 			}
 			ts[i] += 2
 		}
-		if tr.times != nil {
-			t.Fatalf("%d events: Time uses the slice before Commit", len(ts))
-		}
-		got := f.Commit()
-		for i := range got {
+		for i := range ts {
 			if tr.Time(i) != want[i]+2 || tr.RecordedTime(i) != want[i] {
 				t.Fatalf("%d events: event %d: time %v, recorded %v; want %v, %v", len(ts), i, tr.Time(i), tr.RecordedTime(i), want[i]+2, want[i])
 			}
 		}
-		if again := tr.FillTimes(); &again.Slice()[0] != &got[0] || again.Wait(len(got)) != len(got) {
-			t.Errorf("%d events: FillTimes after Commit made new times", len(ts))
+		blocks := 0
+		if again := tr.FillTimes(func(lo, hi int) { blocks++ }); &again[0] != &ts[0] || blocks != 1 {
+			t.Errorf("%d events: FillTimes again made new times or called its function %d times", len(ts), blocks)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package localtrace
 import (
 	"math"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 
 	"scout/internal/intern"
@@ -163,76 +162,31 @@ func (t *Trace) recordedInto(dst []float64, first int) {
 	}
 }
 
-// TimesFill is the slice that Times returns while a goroutine of its
-// own fills it with the events' recorded times, in order (FillTimes).
-type TimesFill struct {
-	t      *Trace
-	ts     []float64
-	filled atomic.Int64 // entries filled, from the first on
-	more   chan struct{}
-}
+// fillBlock is the number of events FillTimes fills between calls of
+// its function.
+const fillBlock = 1 << 12
 
-// fillChunk is the number of events a TimesFill fills between reports;
-// a trace of no more events is filled at once.
-const fillChunk = 1 << 15
-
-// FillTimes makes the slice that Times returns and starts filling it
-// with the events' recorded times, in order, on a goroutine of its own:
-// a pass that changes the times from the first event on need not wait
-// for the last to be there (the timestamp correction, whose walk runs
-// on one processor while another fills). Until Commit, Time and Times
-// know nothing of it; the caller reads and writes the slice (Slice) as
-// far as Wait said it is filled.
-func (t *Trace) FillTimes() *TimesFill {
-	f := &TimesFill{t: t, more: make(chan struct{}, 1)}
-	if t.times != nil {
-		f.ts = t.times
-		f.filled.Store(int64(len(f.ts)))
-		return f
-	}
+// FillTimes makes the times that Times returns (it returns them): it
+// fills them with the recorded times a block of events at a time, in
+// order, and calls each(lo, hi) after events lo to hi−1 are (on the
+// caller's goroutine), so that a pass that goes through all events
+// anyway (the timestamp correction) does so while they are in the
+// cache. If the trace's times were made before, it returns those and
+// calls each once for all events.
+func (t *Trace) FillTimes(each func(lo, hi int)) []float64 {
 	n := len(t.Events)
-	f.ts = t.newTimes()
-	if n <= fillChunk {
-		t.recordedTimes(f.ts, 0, n)
-		f.filled.Store(int64(n))
-		return f
+	if t.times != nil {
+		each(0, n)
+		return t.times
 	}
-	go func() {
-		for lo := 0; lo < n; lo += fillChunk {
-			hi := min(lo+fillChunk, n)
-			t.recordedTimes(f.ts, lo, hi)
-			f.filled.Store(int64(hi))
-			select {
-			case f.more <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	return f
-}
-
-// Slice returns the slice being filled: its first entries as far as Wait
-// said.
-func (f *TimesFill) Slice() []float64 { return f.ts }
-
-// Wait waits until the first n entries (at most all) are filled and
-// returns how many are.
-func (f *TimesFill) Wait(n int) int {
-	n = min(n, len(f.ts))
-	for {
-		if k := int(f.filled.Load()); k >= n {
-			return k
-		}
-		<-f.more
+	ts := t.newTimes()
+	for lo := 0; lo < n; lo += fillBlock {
+		hi := min(lo+fillBlock, n)
+		t.recordedInto(ts[lo:hi], lo)
+		each(lo, hi)
 	}
-}
-
-// Commit waits until the slice is filled and makes it the times that
-// Times and Time return.
-func (f *TimesFill) Commit() []float64 {
-	f.Wait(len(f.ts))
-	f.t.times = f.ts
-	return f.ts
+	t.times = ts
+	return ts
 }
 
 // setTicks keeps ticks as the timestamp of event i, the last one (the

@@ -306,7 +306,6 @@ type builder struct {
 	bi     int
 	j      int // the next event
 	x      int // the next communication event's number
-	ready  int // times filled
 	n      int // entries made
 	chans  intern.Table[clcChan]
 	// the last two communicators looked up (member)
@@ -387,9 +386,6 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 		if !comm && k.skips(j) {
 			continue
 		}
-		if j >= b.ready {
-			b.ready = k.fill.Wait(j + 1)
-		}
 		t := ts[j]
 		e := exponentOf(t)
 		if !b.started {
@@ -439,9 +435,9 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 
 // stop returns the first event from b.j on that the builder's internal
 // loop stops at: the next communication event, the begin of a
-// synchronisation, the first event whose time is not filled yet.
+// synchronisation.
 func (b *builder) stop() int {
-	stop := b.ready
+	stop := len(b.k.t.Events)
 	if b.x < len(b.k.comms) {
 		stop = min(stop, int(b.k.comms[b.x]))
 	}

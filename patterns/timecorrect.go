@@ -112,12 +112,14 @@ var (
 // correction keeps between its steps.
 type clock struct {
 	t     *localtrace.Trace
-	ts    []float64             // the events' times, which the correction changes (Trace.Times)
-	fill  *localtrace.TimesFill // fills ts meanwhile
-	comms []int32               // the communication events, in order
+	ts    []float64 // the events' times, which the correction changes (Trace.Times)
+	comms []int32   // the communication events, in order
 	// the begins of the synchronisations among them (beginOf; -1 for
 	// messages), by communication event
 	syncs []int32
+	// whether the Leaves of a call path's region synchronise (1) or not
+	// (-1), by call path, as met (communications)
+	leaves []int8
 	// the first event the correction handles (-1: none), its original
 	// time, and whether it receives (the clock then starts δ before it)
 	startEvent int
@@ -171,7 +173,6 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 			k.release()
 			return err
 		}
-		k.ts = k.fill.Commit() // (Time returns them from now on)
 		k.finishForward()
 		if violated > 0 {
 			// the backward amortization, where some rank moved a receive
@@ -183,16 +184,15 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 	return &k.st
 }
 
-// communications finds the location's communication events: messages,
-// the ends of collective operations, the Leaves of MPI_Init and
-// MPI_Finalize (what the replay's Ship, Take, Collective and PublishSync
-// steps would do something at).
-func (k *clock) communications(c *replay.Ctx) {
+// communications finds the location's communication events among
+// events lo to hi−1 (after those before): messages, the ends of
+// collective operations, the Leaves of MPI_Init and MPI_Finalize (what
+// the replay's Ship, Take, Collective and PublishSync steps would do
+// something at).
+func (k *clock) communications(c *replay.Ctx, lo, hi int) {
 	t := k.t
-	// whether the Leaves of a call path's region synchronise (1) or not
-	// (-1), by call path, as met
-	syncs := make([]int8, len(t.Callpaths))
-	for i := range t.Events {
+	syncs := k.leaves
+	for i := lo; i < hi; i++ {
 		switch t.Events[i].Kind {
 		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
 			if !c.IsMessage(i) {
@@ -226,15 +226,13 @@ func (k *clock) communications(c *replay.Ctx) {
 }
 
 // begin makes the trace's times changeable when the pass starts (the
-// original times stay: Trace.RecordedTime; another processor fills
-// them meanwhile) and finds the communication events.
+// original times stay: Trace.RecordedTime) and finds the communication
+// events, a block at a time as the times are filled.
 func (k *clock) begin(c *replay.Ctx) {
 	if k.t != nil {
 		return
 	}
 	k.t = c.Trace
-	k.fill = k.t.FillTimes()
-	k.ts = k.fill.Slice()
 	// the lists, reserved for the most they can hold (in mappings where
 	// that is large: they cost what they hold): grown by appending, they
 	// were copied again and again, each copy into fresh memory
@@ -242,7 +240,9 @@ func (k *clock) begin(c *replay.Ctx) {
 	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
 	k.comms = offheap.MakeOr[int32](k.pages, len(k.t.Events))
 	k.syncs = offheap.MakeOr[int32](k.pages, len(k.t.Events))
-	k.communications(c)
+	k.leaves = make([]int8, len(k.t.Callpaths))
+	k.ts = k.t.FillTimes(func(lo, hi int) { k.communications(c, lo, hi) })
+	k.leaves = nil
 	k.moved = offheap.MakeOr[movedRecv](k.pages, len(k.comms))
 	k.sends = offheap.MakeOr[latestSend](k.pages, len(k.comms))
 }
@@ -335,7 +335,6 @@ func (a *applier) feed(clocks []byte) error {
 		return nil // no event the correction handles
 	}
 	n := len(k.t.Events)
-	k.fill.Wait(n)
 	ts, evs, comms := k.ts, k.t.Events, k.comms
 	j, value, prev := a.j, a.value, a.prev
 	events, corrected, maxErr, last := k.st.Events, k.st.Corrected, k.st.MaxError, k.lastDiff
