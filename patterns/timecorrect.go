@@ -364,16 +364,20 @@ func (a *applier) feed(clocks []byte) error {
 			next = int(comms[a.e])
 		}
 		// the internal events before it
+		if prev != prev && j < next {
+			// the first event (not a skipped one): it takes no step
+			prev, last = ts[j], 0
+			events++
+			j++
+		}
 		for ; j < next; j++ {
 			cur := ts[j]
-			if k.skips(j) {
+			if kd := evs[j].Kind; kd != localtrace.KindEnter && kd != localtrace.KindLeave && k.dropped(j) { // (skips)
 				// keep its place between its neighbours' corrected times
 				ts[j] = max(value+float64(clcGamma*(cur-prev)), cur)
 				continue
 			}
-			if prev == prev { // (not the first event: it takes no step)
-				value = advance(value, prev, cur)
-			}
+			value = advance(value, prev, cur)
 			prev = cur
 			ts[j] = value
 			last = value - cur // (never negative)
