@@ -832,8 +832,8 @@ func (s *solver) peek(l int) ([]byte, error) {
 
 // solveClocks solves the clocks of the skeletons of all world ranks
 // (srcs, by rank). It hands emit each rank's clocks as it solves them
-// (clocksChunk messages, in order; emit may reuse nothing of them after
-// it returns, and its error ends the solution) and returns each rank's
+// (clocksChunk messages, in order; each is emit's to keep, and its error
+// ends the solution) and returns each rank's
 // final message: the receives moved and the bounds of its sends of
 // messages (solvedOK), the reason it cannot finish (solvedStuck: a
 // receive without its send, a collective that not all members reach; a
@@ -847,8 +847,7 @@ func solveClocks(srcs []source, zone float64, emit func(l int, clocks []byte) er
 	for l := range srcs {
 		L := &s.locs[l]
 		L.src, L.waiting, L.ring = srcs[l], -1, make([]float64, ringSize)
-		L.out = make([]byte, 1, clocksSize+16)
-		L.out[0] = clocksChunk
+		L.out = newClocks()
 		s.work = append(s.work, l)
 	}
 	var failed error // a skeleton that does not parse fails all
@@ -1029,8 +1028,15 @@ func (s *solver) flush(l int) {
 	L := &s.locs[l]
 	if len(L.out) > 1 && s.excess == 0 && s.emitErr == nil {
 		s.emitErr = s.emit(l, L.out)
+		L.out = newClocks() // (emit keeps it)
 	}
 	L.out = L.out[:1]
+}
+
+// newClocks returns an empty clocksChunk message with room for the
+// clocks solved until it is sent.
+func newClocks() []byte {
+	return append(make([]byte, 0, clcClocksSize+16), clocksChunk)
 }
 
 // arrive adds location l, at a collective's end or a synchronisation
@@ -1337,7 +1343,7 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 			feed(clocks[1:]) // (its events, before the skeleton's chunks to come)
 			return nil
 		}
-		if err := w.Send(l, clcTag, clocks); err != nil {
+		if err := w.SendOwned(l, clcTag, clocks); err != nil {
 			return fmt.Errorf("sending rank %d its clocks: %w", l, err)
 		}
 		return nil
@@ -1405,7 +1411,6 @@ func (k *clock) solveOnce(c *replay.Ctx, zone float64) (int, float64, error) {
 // then, so that location 0 does not wait for it.
 func (k *clock) serve(c *replay.Ctx, b *builder, ap *applier) (int, float64, error) {
 	w := c.Loc.World
-	var buf []byte
 	var failed error
 	for {
 		msg, err := w.RecvOwned(0, clcTag)
@@ -1418,18 +1423,18 @@ func (k *clock) serve(c *replay.Ctx, b *builder, ap *applier) (int, float64, err
 		switch msg[0] {
 		case chunkPlease:
 			w.Release(msg)
+			var buf []byte // (a new one each time: location 0 keeps it)
 			switch {
 			case failed != nil:
-				buf = buf[:0]
 			case b.done:
 				continue // (asked ahead for more than there were)
 			default:
-				buf, failed = b.chunk(buf, chunkSize)
+				buf, failed = b.chunk(make([]byte, 0, chunkSize+256), chunkSize)
 				if failed != nil {
-					buf = buf[:0] // (location 0 learns of the failure from the empty chunk)
+					buf = nil // (location 0 learns of the failure from the empty chunk)
 				}
 			}
-			if err := w.Send(0, clcChunkTag, buf); err != nil {
+			if err := w.SendOwned(0, clcChunkTag, buf); err != nil {
 				return 0, 0, fmt.Errorf("timestamp correction: sending rank 0 the communication events: %w", err)
 			}
 		case clocksChunk:

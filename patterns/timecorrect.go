@@ -447,13 +447,11 @@ func (a *applier) feed(clocks []byte) error {
 }
 
 // async corrects the events on a goroutine of its own: feed hands it
-// clocks (a copy: the caller may reuse them at once), fed waits until it
-// has corrected the events of all and returns the first error of feed
-// (call it once feed is done with, on every path: it ends the
-// goroutine).
+// clocks (its to keep), fed waits until it has corrected the events of
+// all and returns the first error of feed (call it once feed is done
+// with, on every path: it ends the goroutine).
 func (a *applier) async() (feed func(clocks []byte), fed func() error) {
 	ch := make(chan []byte, 8)
-	free := make(chan []byte, 10)
 	done := make(chan struct{})
 	var err error
 	go func() {
@@ -462,20 +460,9 @@ func (a *applier) async() (feed func(clocks []byte), fed func() error) {
 			if err == nil {
 				err = a.feed(clocks)
 			}
-			select {
-			case free <- clocks:
-			default:
-			}
 		}
 	}()
-	feed = func(clocks []byte) {
-		var buf []byte
-		select {
-		case buf = <-free:
-		default:
-		}
-		ch <- append(buf[:0], clocks...)
-	}
+	feed = func(clocks []byte) { ch <- clocks }
 	closed := false
 	fed = func() error { // (again: the same)
 		if !closed {
