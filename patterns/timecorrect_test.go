@@ -9,13 +9,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"scout/internal/tinytrace"
+	"scout/localtrace/otf2"
 	"scout/patterns"
 	"scout/replay"
 )
 
 // TestTimeCorrectionSkeleton corrects a small trace with clock-condition
 // violations (receives before their sends, a collective left before a
-// member entered it) several ways: as the solution composes runs of
+// member entered it) and events the correction passes over (buffer
+// flushes) several ways: as the solution composes runs of
 // events, with single steps only (the reference's steps, event by
 // event), with every synchronisation's begin found the rare way, and
 // with the final statistics computed from all times. The corrected
@@ -54,14 +56,17 @@ func testCorrectionSkeleton(t *testing.T, at float64) {
 	barrier := func(from, to float64) []step {
 		return tinytrace.Coll("MPI_Barrier", tinytrace.OpBarrier, 0, at+from, at+to)
 	}
+	flush := func(ms float64) []step { // (an event the correction passes over)
+		return []step{tinytrace.Raw(at+ms, otf2.EvBufferFlush, 0)}
+	}
 	progs := [][]step{
 		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.5), work(1, 10), send(11, 1, 1), work(12, 19),
 			allreduce(20, 25), work(26, 39), send(40, 2, 2), barrier(50, 55),
 			recv(70, 2, 3), work(71, 90), call("MPI_Finalize", 95, 99)),
 		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.3), work(1, 8), recv(9, 0, 1), work(10, 17),
-			allreduce(18, 24), work(25, 48), barrier(49, 53.5), work(54, 90), call("MPI_Finalize", 94, 98)),
+			allreduce(18, 24), work(25, 48), flush(48.5), barrier(49, 53.5), work(54, 90), call("MPI_Finalize", 94, 98)),
 		tinytrace.Program(at+100, call("MPI_Init", 0.1, 0.4), work(1, 17), allreduce(17.5, 19), work(20, 37),
-			recv(38, 0, 2), barrier(56, 57), send(65, 0, 3), work(66, 90), call("MPI_Finalize", 96, 97)),
+			flush(37.2), flush(37.5), recv(38, 0, 2), barrier(56, 57), send(65, 0, 3), work(66, 90), call("MPI_Finalize", 96, 97)),
 	}
 	d, traces := tinytrace.Build(t, progs...)
 	correct := func(zone float64, begins, each, fromTimes bool) ([][]float64, patterns.Correction) {
