@@ -117,9 +117,6 @@ type clock struct {
 	// the begins of the synchronisations among them (beginOf; -1 for
 	// messages), by communication event
 	syncs []int32
-	// whether the Leaves of a call path's region synchronise (1) or not
-	// (-1), by call path, as met (communications)
-	leaves []int8
 	// the first event the correction handles (-1: none), its original
 	// time, and whether it receives (the clock then starts δ before it)
 	startEvent int
@@ -188,10 +185,10 @@ func RegisterTimeCorrection(bus *replay.Bus) *Correction {
 // events lo to hi−1 (after those before): messages, the ends of
 // collective operations, the Leaves of MPI_Init and MPI_Finalize (what
 // the replay's Ship, Take, Collective and PublishSync steps would do
-// something at).
-func (k *clock) communications(c *replay.Ctx, lo, hi int) {
+// something at). syncs tells, by call path, whether the Leaves of its
+// region synchronise (1) or not (-1), as far as met (0: not yet).
+func (k *clock) communications(c *replay.Ctx, lo, hi int, syncs []int8) {
 	t := k.t
-	syncs := k.leaves
 	for i := lo; i < hi; i++ {
 		switch t.Events[i].Kind {
 		case localtrace.KindSend, localtrace.KindIsend, localtrace.KindRecv, localtrace.KindIrecv:
@@ -240,9 +237,8 @@ func (k *clock) begin(c *replay.Ctx) {
 	runtime.AddCleanup(k, (*offheap.Pages).Free, k.pages)
 	k.comms = offheap.MakeOr[int32](k.pages, len(k.t.Events))
 	k.syncs = offheap.MakeOr[int32](k.pages, len(k.t.Events))
-	k.leaves = make([]int8, len(k.t.Callpaths))
-	k.ts = k.t.FillTimes(func(lo, hi int) { k.communications(c, lo, hi) })
-	k.leaves = nil
+	syncs := make([]int8, len(k.t.Callpaths))
+	k.ts = k.t.FillTimes(func(lo, hi int) { k.communications(c, lo, hi, syncs) })
 	k.moved = offheap.MakeOr[movedRecv](k.pages, len(k.comms))
 	k.sends = offheap.MakeOr[latestSend](k.pages, len(k.comms))
 }
@@ -525,7 +521,7 @@ func (k *clock) finishForward() {
 
 // finish computes the final statistics: the events moved and the
 // largest shift are the forward pass's (every event it moved, it moved
-// forward), with the changes of the backward amortization (shifted); if
+// forward), with the changes of the backward amortization (shift); if
 // that moved an event back, from the times.
 func (k *clock) finish() {
 	if k.back.early || clcTimesStatistics {
@@ -557,11 +553,16 @@ func (k *clock) finalStatistics() {
 	k.st.Moved, k.st.MaxShift = moved, most
 }
 
-// shifted notes that the backward amortization moved event i from time
-// old to time v: an event of the forward pass's statistics (not
-// dropped) that the forward pass left in place is moved now, and the
-// largest shift may be its.
-func (k *clock) shifted(i int, old, v float64) {
+// shift moves event i to time v (the backward amortization) and notes
+// what that changes of the final statistics: an event of the forward
+// pass's statistics (not dropped) that the forward pass left in place is
+// moved now, and the largest shift may be its.
+func (k *clock) shift(i int, v float64) {
+	old := k.ts[i]
+	if v == old {
+		return
+	}
+	k.ts[i] = v
 	if v < old {
 		k.back.early = true // (rounding, if ever: finalStatistics)
 		return
@@ -650,19 +651,13 @@ func (k *clock) ramp(right int, at, delta, slope float64, nsends int) {
 		}
 		if !found {
 			for i := right - 1; i >= 0 && left < ev[i]; i-- {
-				if v := ev[i] + float64(m*ev[i]) + c; v != ev[i] {
-					k.shifted(i, ev[i], v)
-					ev[i] = v
-				}
+				k.shift(i, ev[i]+float64(m*ev[i])+c)
 			}
 			return
 		}
 		send := k.sends[sendAt].event
 		for i := right - 1; i >= send; i-- {
-			if v := ev[i] + float64(sendSlope*ev[i]) + sendConst; v != ev[i] {
-				k.shifted(i, ev[i], v)
-				ev[i] = v
-			}
+			k.shift(i, ev[i]+float64(sendSlope*ev[i])+sendConst)
 		}
 		k.st.MaxSlope = max(k.st.MaxSlope, sendSlope)
 		at = ev[send] - sendDelta
