@@ -145,21 +145,26 @@ func exponentOf(t float64) uint16 { return uint16(math.Float64bits(t)>>52) & 0x7
 
 // add extends run sp by the step s to an event at time t (of biased
 // exponent e) after an event whose time has the biased exponent prev, if
-// the run stays exact: t is in the binade of that event (and of the
-// run's), out of the zone below its top, and s advances every clock of
-// the binade alike (ulpStep).
+// the run stays exact (binade.extends).
 func (sp *span) add(e, prev uint16, s, t, zone float64) bool {
-	r, ok := ulpStep(e, s)
-	if !ok || e != prev || t <= 0 || t >= binadeTop(e)-zone {
-		return false
+	bn := newBinade(prev, zone)
+	r, ok := bn.extends(e, s, t)
+	if ok {
+		*sp = sp.plus(r, t, e)
 	}
+	return ok
+}
+
+// plus returns run sp extended by the exact step r to an event at time t
+// of biased exponent e.
+func (sp span) plus(r, t float64, e uint16) span {
 	sp.a += r
 	sp.b += r
 	if sp.b < t {
 		sp.b = t
 	}
 	sp.e = e
-	return true
+	return sp
 }
 
 // clockAt returns the clock max(x + a, b) after a run of events whose
@@ -180,16 +185,50 @@ func binadeTop(e uint16) float64 { return math.Float64frombits(uint64(e+1) << 52
 // exponent e advances by it (rounded to a multiple of the binade's ulp),
 // false where that depends on the clock (a tie) or leaves the binade.
 func ulpStep(e uint16, s float64) (float64, bool) {
-	if e <= 53 || e >= 2046 {
-		return 0, false
+	bn := newBinade(e, 0)
+	return bn.step(s)
+}
+
+// binade is the binade of biased exponent e, as the steps of runs in it
+// are tested: its first even and odd multiples of the ulp, its top, and
+// its top less the zone whose events are single steps; ok is false where
+// no step is exact (the smallest and the largest binades).
+type binade struct {
+	x0, x1, top, topZ float64
+	e                 uint16
+	ok                bool
+}
+
+func newBinade(e uint16, zone float64) binade {
+	bn := binade{e: e, ok: e > 53 && e < 2046}
+	if bn.ok {
+		bn.x0 = math.Float64frombits(uint64(e) << 52)          // 2^(e−1023), an even multiple of u
+		bn.x1 = bn.x0 + math.Float64frombits(uint64(e-52)<<52) // and the next, odd
+		bn.top = binadeTop(e)
+		bn.topZ = bn.top - zone
 	}
-	x0 := math.Float64frombits(uint64(e) << 52)       // 2^(e−1023), an even multiple of u
-	x1 := x0 + math.Float64frombits(uint64(e-52)<<52) // and the next, odd
-	r0, r1 := (x0+s)-x0, (x1+s)-x1
-	if r0 != r1 || x1+s >= binadeTop(e) {
+	return bn
+}
+
+// step is ulpStep in binade bn.
+func (bn *binade) step(s float64) (float64, bool) {
+	r0, r1 := (bn.x0+s)-bn.x0, (bn.x1+s)-bn.x1
+	if !bn.ok || r0 != r1 || bn.x1+s >= bn.top {
 		return 0, false
 	}
 	return r0, true
+}
+
+// extends returns the step by which the step s to an event at time t of
+// biased exponent e, after an event of binade bn, extends a run that
+// stays exact: t is in the binade, out of the zone below its top, and s
+// advances every clock of the binade alike (step); false where it does
+// not.
+func (bn *binade) extends(e uint16, s, t float64) (float64, bool) {
+	if e != bn.e || t <= 0 || t >= bn.topZ {
+		return 0, false
+	}
+	return bn.step(s)
 }
 
 // clcChan is a channel of messages as one side sees it: the partner's
@@ -458,26 +497,11 @@ func (b *builder) stop() int {
 func (b *builder) internal(buf []byte, stop int) []byte {
 	k := b.k
 	ts, evs := k.ts, k.t.Events
-	a, bb, se := b.cur.a, b.cur.b, b.cur.e
-	prev, pe := b.prev, b.prevE
-	// the binade of the previous event: events in it extend the run
-	// (span.add, ulpStep)
-	x0, x1, top, topZ, okE := 0.0, 0.0, 0.0, 0.0, false
-	setBinade := func() {
-		okE = pe > 53 && pe < 2046
-		if okE {
-			x0 = math.Float64frombits(uint64(pe) << 52)
-			x1 = x0 + math.Float64frombits(uint64(pe-52)<<52)
-			top = binadeTop(pe)
-			topZ = top - b.zone
-		}
-	}
-	setBinade()
+	cur, prev := b.cur, b.prev
+	bn := newBinade(b.prevE, b.zone) // (the previous event's)
 	j := b.j
 	defer func() {
-		b.j = j
-		b.cur = span{a, bb, se}
-		b.prev, b.prevE = prev, pe
+		b.j, b.cur, b.prev, b.prevE = j, cur, prev, bn.e
 	}()
 	for ; j < stop; j++ {
 		if kd := evs[j].Kind; kd != localtrace.KindEnter && kd != localtrace.KindLeave && k.dropped(j) {
@@ -486,26 +510,17 @@ func (b *builder) internal(buf []byte, stop int) []byte {
 		t := ts[j]
 		e := exponentOf(t)
 		s := stepOf(prev, t)
-		if e == pe && okE && t > 0 && t < topZ {
-			if r0, r1 := (x0+s)-x0, (x1+s)-x1; r0 == r1 && x1+s < top {
-				a += r0
-				bb += r0
-				if bb < t {
-					bb = t
-				}
-				se = e
-				prev = t
-				continue
-			}
+		prev = t
+		if r, ok := bn.extends(e, s, t); ok {
+			cur = cur.plus(r, t, e)
+			continue
 		}
 		// a single step: the run ends before it
-		b.cur = span{a, bb, se}
+		b.cur = cur
 		buf = b.step(buf, s, t)
-		a, bb, se = b.cur.a, b.cur.b, b.cur.e
-		prev = t
-		if e != pe {
-			pe = e
-			setBinade()
+		cur = b.cur
+		if e != bn.e {
+			bn = newBinade(e, b.zone)
 		}
 		j++
 		break
