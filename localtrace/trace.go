@@ -123,7 +123,7 @@ func (t *Trace) recorded(i int) float64 {
 func (t *Trace) Times() []float64 {
 	if t.times == nil {
 		ts := t.newTimes()
-		t.recordedTimes(ts, 0, len(ts))
+		t.recordedInto(ts, 0)
 		t.times = ts
 	}
 	return t.times
@@ -134,9 +134,6 @@ func (t *Trace) Times() []float64 {
 func (t *Trace) newTimes() []float64 {
 	return offheap.MakeOr[float64](t.mem(), len(t.Events))[:len(t.Events)]
 }
-
-// recordedTimes sets ts[lo:hi] to the recorded times of those events.
-func (t *Trace) recordedTimes(ts []float64, lo, hi int) { t.recordedInto(ts[lo:hi], lo) }
 
 // recordedInto sets dst to the recorded times of the events from first
 // on (of a trace that keeps ticks): recorded, a block of events at a
@@ -157,7 +154,7 @@ func (t *Trace) recordedInto(dst []float64, first int) {
 			if evs[k].dt == wideDT {
 				tk = t.wide[uint32(first+k)]
 			}
-			dst[k] = float64(int64(tk-off)) / res
+			dst[k] = seconds(tk, off, res)
 		}
 	}
 }
@@ -240,7 +237,11 @@ func (t *Trace) pushDense(i int, ticks uint64) {
 
 // seconds converts a timestamp in ticks to seconds since the trace's
 // global time offset.
-func (t *Trace) seconds(ticks uint64) float64 { return float64(int64(ticks-t.offset)) / t.res }
+func (t *Trace) seconds(ticks uint64) float64 { return seconds(ticks, t.offset, t.res) }
+
+// seconds converts ticks to seconds after the offset at res ticks a
+// second.
+func seconds(ticks, offset uint64, res float64) float64 { return float64(int64(ticks-offset)) / res }
 
 // Append appends event e at time (seconds) to a trace built in memory
 // (tests): such a trace keeps its times in seconds (Times).
