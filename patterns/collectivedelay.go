@@ -74,10 +74,9 @@ func (rc *rootCause) groupPrev(c *replay.Ctx, ev int, comm uint32, delayer int) 
 		}
 	}
 	last := -1
-	k, _ := slices.BinarySearch(rc.sp.events, int32(ev))
-	for k--; k >= 0 && left > 0; k-- {
+	for k := rc.sp.rank(ev) - 1; k >= 0 && left > 0; k-- {
 		e := int(rc.sp.events[k])
-		p := rc.sp.get(e)
+		p := &rc.sp.sps[k]
 		if p.omp() {
 			continue // the threads' synchronisation: no rank
 		}

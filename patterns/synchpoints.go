@@ -330,12 +330,14 @@ func (s *synchpoints) contains(p *synchpoint, rank int) bool {
 // prev returns the latest synchpoint before ev that synchronised with
 // world rank rank, or -1 for the start of the trace if none did (Scalasca
 // fails there; it cannot happen after MPI_Init, which synchronises with
-// every rank, but traces without MPI_Init are analysed all the same).
+// every rank, but traces without MPI_Init are analysed all the same). It
+// starts from ev's rank among the ordered synchpoints and reads them by
+// position (a binary search for ev and a look-up of each synchpoint it
+// passed were most of its time).
 func (s *synchpoints) prev(ev, rank int) int {
-	k, _ := slices.BinarySearch(s.events, int32(ev))
-	for k--; k >= 0; k-- {
-		if e := int(s.events[k]); s.contains(s.get(e), rank) {
-			return e
+	for k := s.rank(ev) - 1; k >= 0; k-- {
+		if s.contains(&s.sps[k], rank) {
+			return int(s.events[k])
 		}
 	}
 	return -1

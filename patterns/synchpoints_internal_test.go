@@ -112,3 +112,37 @@ func testSynchpointIndex(t *testing.T, n int, mapped bool) {
 		}
 	}
 }
+
+// TestFinger asks finger, from wherever the last search ended, what
+// slices.BinarySearch answers: in ascending and descending runs (the
+// passes' order, a step at a time), with jumps far away, for values
+// present and absent, below the first and above the last.
+func TestFinger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, 100} {
+		xs := make([]int32, 0, n)
+		v := int32(0)
+		for range n {
+			v += 1 + rng.Int32N(3)
+			xs = append(xs, v)
+		}
+		var queries []int32
+		for x := int32(-1); x <= v+1; x++ {
+			queries = append(queries, x)
+		}
+		for x := v + 1; x >= -1; x-- {
+			queries = append(queries, x)
+		}
+		for range 200 {
+			queries = append(queries, rng.Int32N(v+3)-1)
+		}
+		at := 0
+		for _, x := range queries {
+			k, ok := finger(xs, x, &at)
+			wk, wok := slices.BinarySearch(xs, x)
+			if k != wk || ok != wok || at != k {
+				t.Fatalf("n=%d: finger(%d) = %d, %v (at %d), want %d, %v", n, x, k, ok, at, wk, wok)
+			}
+		}
+	}
+}
