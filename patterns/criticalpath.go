@@ -287,7 +287,7 @@ func (rc *rootCause) finishPath(c *replay.Ctx) error {
 	gcp := slices.Clone(sum)
 	// lt: the local time without the waits of the synchpoints
 	rc.tm.runtimes(c.Trace, -1, -1, &p.seg)
-	rc.waitMap(c.Trace, rc.sp.events, &p.wm)
+	rc.waitMap(c.Trace, rc.sp.every(), &p.wm)
 	lt := make([]float64, n)
 	for k, cp := range p.seg.cp {
 		v := p.seg.v[k]

@@ -58,13 +58,14 @@ func (k *costs) of(sp *synchpoints, ev int) []float64 {
 	return k.out
 }
 
-// add adds x · wait to the cost of type t of every wait state among props.
-func (rc *rootCause) addCosts(t int, props []int32, x float64) {
+// add adds x · wait to the cost of type t of every wait state among the
+// synchpoints props.
+func (rc *rootCause) addCosts(t int, props spRange, x float64) {
 	if !(x > 0) {
 		return
 	}
-	for _, e := range props {
-		if i, w := rc.sp.waitAt(int(e)); w > 0 {
+	for i := props.lo; i < props.hi; i++ {
+		if w := rc.sp.sps[i].wait; w > 0 {
 			rc.costs.byType[t].add(&rc.sp, i, x*w)
 		}
 	}
@@ -72,7 +73,7 @@ func (rc *rootCause) addCosts(t int, props []int32, x float64) {
 
 // p2pLongTerm books the long-term costs of a point-to-point delay of
 // type typ (d in rc.dl.d, over the interval of props).
-func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum float64, props []int32) {
+func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum float64, props spRange) {
 	rcost, _ := replay.Get(c, WaitCosts)
 	if !(den > 0) || len(rcost) != numCostTypes {
 		return
@@ -98,17 +99,16 @@ func (rc *rootCause) p2pLongTerm(c *replay.Ctx, typ, ev int, rwait, den, wsum fl
 // addCostsScaled adds to the costs of type t of the wait states among
 // props their wait times the scale of ss (event → scale) in force: that
 // of the latest key not after the wait state, the first key's before.
-func (rc *rootCause) addCostsScaled(t int, props []int32, keys []int, vals []float64) {
-	if len(props) == 0 || len(keys) == 0 {
+func (rc *rootCause) addCostsScaled(t int, props spRange, keys []int, vals []float64) {
+	if props.hi <= props.lo || len(keys) == 0 {
 		return
 	}
 	x := vals[0]
-	for _, e := range props {
-		ev := int(e)
-		if k, ok := slices.BinarySearch(keys, ev); ok {
+	for i := props.lo; i < props.hi; i++ {
+		if k, ok := slices.BinarySearch(keys, int(rc.sp.events[i])); ok {
 			x = vals[k]
 		}
-		if i, w := rc.sp.waitAt(ev); x > 0 && w > 0 {
+		if w := rc.sp.sps[i].wait; x > 0 && w > 0 {
 			rc.costs.byType[t].add(&rc.sp, i, x*w)
 		}
 	}

@@ -308,17 +308,10 @@ func (s *synchpoints) isWait(ev int) bool {
 
 // waitOf returns the wait of ev, 0 if it is no synchpoint.
 func (s *synchpoints) waitOf(ev int) float64 {
-	_, w := s.waitAt(ev)
-	return w
-}
-
-// waitAt returns the position of ev's synchpoint and its wait; -1 and 0
-// if ev is none.
-func (s *synchpoints) waitAt(ev int) (i int, wait float64) {
-	if i = s.index(ev); i < 0 {
-		return -1, 0
+	if i := s.index(ev); i >= 0 {
+		return s.at(i).wait
 	}
-	return i, s.at(i).wait
+	return 0
 }
 
 // contains reports whether synchpoint p synchronised with world rank
@@ -343,10 +336,13 @@ func (s *synchpoints) prev(ev, rank int) int {
 	return -1
 }
 
+// spRange is the ordered synchpoints at positions lo up to hi: their
+// events are events[lo:hi], their values sps[lo:hi].
+type spRange struct{ lo, hi int }
+
 // between returns the synchpoints strictly between events a and b in
-// trace order (a < 0: from the start; b < 0: to the end). The slice is
-// the store's: read it only.
-func (s *synchpoints) between(a, b int) []int32 {
+// trace order (a < 0: from the start; b < 0: to the end).
+func (s *synchpoints) between(a, b int) spRange {
 	lo, hi := 0, len(s.events)
 	if a >= 0 {
 		lo = s.rank(a + 1)
@@ -357,8 +353,11 @@ func (s *synchpoints) between(a, b int) []int32 {
 	if hi < lo {
 		hi = lo
 	}
-	return s.events[lo:hi]
+	return spRange{lo, hi}
 }
+
+// every returns the range of every ordered synchpoint.
+func (s *synchpoints) every() spRange { return spRange{0, len(s.events)} }
 
 // rank returns the number of ordered synchpoints before event ev, from
 // the bit sets (a binary search over the events took 3 % of the full

@@ -107,7 +107,8 @@ func testSynchpointIndex(t *testing.T, n int, mapped bool) {
 				in = append(in, int32(ev))
 			}
 		}
-		if got := s.between(a, b); !slices.Equal(got, in) {
+		r := s.between(a, b)
+		if got := s.events[r.lo:r.hi]; !slices.Equal(got, in) {
 			t.Fatalf("between(%d, %d) = %v, want %v", a, b, got, in)
 		}
 	}

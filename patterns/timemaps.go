@@ -201,15 +201,14 @@ func (tm *timemaps) beforeFork(t *localtrace.Trace, k int, last float64) {
 	}
 }
 
-// waitMap sums the waits of the wait states among events into out, by
-// call path, and their total into out.sum.
-func (rc *rootCause) waitMap(t *localtrace.Trace, events []int32, out *cpvec) {
+// waitMap sums the waits of the wait states among the synchpoints r
+// into out, by call path, and their total into out.sum.
+func (rc *rootCause) waitMap(t *localtrace.Trace, r spRange, out *cpvec) {
 	acc := &rc.tm.sumTo
 	sum := 0.0
-	for _, e := range events {
-		ev := int(e)
-		if w := rc.sp.waitOf(ev); w > 0 {
-			acc.add(t.Callpath(ev), w)
+	for i := r.lo; i < r.hi; i++ {
+		if w := rc.sp.sps[i].wait; w > 0 {
+			acc.add(t.Callpath(int(rc.sp.events[i])), w)
 			sum += w
 		}
 	}

@@ -28,7 +28,7 @@ func (pr *propagation) init() { *pr = propagation{} }
 
 // record notes, at the delayer's event ev of a delay of type typ, the
 // waits of its wait states among props that propagated, with scale.
-func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props []int32) {
+func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props spRange) {
 	if !(wsum > 0) {
 		return
 	}
@@ -38,8 +38,8 @@ func (rc *rootCause) recordPropagation(typ, ev int, scale, wsum float64, props [
 	if !(scale > 0) {
 		return
 	}
-	for _, e := range props {
-		if i, w := sp.waitAt(int(e)); w > 0 && scale*w > pr.prop.at(i) {
+	for i := props.lo; i < props.hi; i++ {
+		if w := sp.sps[i].wait; w > 0 && scale*w > pr.prop.at(i) {
 			pr.prop.set(sp, i, scale*w)
 		}
 	}
