@@ -218,11 +218,20 @@ func (rc *rootCause) waitMap(t *localtrace.Trace, r spRange, out *cpvec) {
 }
 
 // diff sets out to the positive differences a − b by call path of a,
-// and out.sum to their sum.
+// and out.sum to their sum (b's values found by a walk along it: both
+// are sorted).
 func diff(a, b, out *cpvec) {
 	out.reset()
+	j := 0
 	for k, cp := range a.cp {
-		if d := a.v[k] - b.get(cp); d > 0 {
+		for j < len(b.cp) && b.cp[j] < cp {
+			j++
+		}
+		bv := 0.0
+		if j < len(b.cp) && b.cp[j] == cp {
+			bv = b.v[j]
+		}
+		if d := a.v[k] - bv; d > 0 {
 			out.cp = append(out.cp, cp)
 			out.v = append(out.v, d)
 			out.sum += d
