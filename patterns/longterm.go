@@ -58,8 +58,8 @@ func (k *costs) of(sp *synchpoints, ev int) []float64 {
 	return k.out
 }
 
-// add adds x · wait to the cost of type t of every wait state among the
-// synchpoints props.
+// addCosts adds x · wait to the cost of type t of every wait state among
+// the synchpoints props.
 func (rc *rootCause) addCosts(t int, props spRange, x float64) {
 	if !(x > 0) {
 		return

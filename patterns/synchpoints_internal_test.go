@@ -15,7 +15,7 @@ import (
 // backward and in no order, with duplicates (the first registration
 // wins), and checks every query against a map after each registration
 // and each order: the sorted part is found through the bit sets, the
-// pending tail by its search. The tables are on the heap, or mappings
+// pending tail by its search; at the end, between and prev. The tables are on the heap, or mappings
 // of their own (a trace large enough, with init).
 func TestSynchpointIndex(t *testing.T) {
 	for _, tc := range []struct {
@@ -110,6 +110,21 @@ func testSynchpointIndex(t *testing.T, n int, mapped bool) {
 		r := s.between(a, b)
 		if got := s.events[r.lo:r.hi]; !slices.Equal(got, in) {
 			t.Fatalf("between(%d, %d) = %v, want %v", a, b, got, in)
+		}
+	}
+	// prev: the latest synchpoint before an event with a rank (each
+	// synchronised with rank ev % 4)
+	for range 200 {
+		ev, rank := rng.IntN(n+2)-1, rng.IntN(4)
+		latest := -1
+		for e := ev - 1; e >= 0; e-- {
+			if _, ok := want[e]; ok && e%4 == rank {
+				latest = e
+				break
+			}
+		}
+		if got := s.prev(ev, rank); got != latest {
+			t.Fatalf("prev(%d, %d) = %d, want %d", ev, rank, got, latest)
 		}
 	}
 }
