@@ -247,11 +247,8 @@ func (s *synchpoints) index(ev int) int {
 	if !s.has(ev) {
 		return -1
 	}
-	w, off := ev>>6, uint(ev&63)
-	if w < len(s.indexed) {
-		if m := s.indexed[w]; m>>off&1 != 0 {
-			return int(s.base[w]) + bits.OnesCount64(m&(1<<off-1))
-		}
+	if w := ev >> 6; w < len(s.indexed) && s.indexed[w]>>(ev&63)&1 != 0 {
+		return s.rank(ev) // (ordered)
 	}
 	// registered since the last order: the latest first (a pass asks
 	// about what it just registered)
@@ -308,8 +305,8 @@ func (s *synchpoints) isWait(ev int) bool {
 
 // waitOf returns the wait of ev, 0 if it is no synchpoint.
 func (s *synchpoints) waitOf(ev int) float64 {
-	if i := s.index(ev); i >= 0 {
-		return s.at(i).wait
+	if p := s.get(ev); p != nil {
+		return p.wait
 	}
 	return 0
 }
