@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 
@@ -97,11 +99,15 @@ func (e *earlyStats) ready(i int, st *patterns.Statistics) {
 		// the thread ends with the goroutine, its priority with it
 		runtime.LockOSThread()
 		lowerPriority()
-		srcs := make([]combine.StatSource, len(e.ls))
-		for i, l := range e.ls {
-			srcs[i] = e.s.statSource(l, e.sts[i])
-		}
-		e.stats = combine.StatsOn(srcs)
+		// (the goroutine would carry the labels of the pass that
+		// started it: a profile tells the statistics apart)
+		pprof.Do(context.Background(), pprof.Labels("pass", "statistics"), func(context.Context) {
+			srcs := make([]combine.StatSource, len(e.ls))
+			for i, l := range e.ls {
+				srcs[i] = e.s.statSource(l, e.sts[i])
+			}
+			e.stats = combine.StatsOn(srcs)
+		})
 		close(e.done)
 	}()
 }

@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"context"
 	"fmt"
+	"runtime/pprof"
+	"strconv"
 
 	"scout/hpc"
 	"scout/localtrace"
@@ -52,11 +55,28 @@ func (r *Replayer) Run() error {
 		if err := r.Loc.buildComms(p); err != nil {
 			return err
 		}
-		if err := r.walk(p); err != nil {
+		if err := r.walkLabeled(p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// walkLabeled runs walk(p) with the profiler labels "pass" (its name)
+// and "location" (the rank, and the thread if not 0), so that a CPU
+// profile (SCOUT_CPUPROFILE) tells the passes and locations apart
+// (go tool pprof -tagfocus pass=bwc, -tags). The labels cost a context
+// per pass and location. Goroutines that a pass starts inherit them.
+func (r *Replayer) walkLabeled(p *pass) error {
+	loc := strconv.Itoa(r.Loc.Rank)
+	if r.Loc.Thread != 0 {
+		loc += "." + strconv.Itoa(r.Loc.Thread)
+	}
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("pass", p.spec.Name, "location", loc), func(context.Context) {
+		err = r.walk(p)
+	})
+	return err
 }
 
 // walk runs pass p over the location's events in the pass's order,

@@ -5,12 +5,16 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // startProfiles starts the profiles that developers ask for in the
-// environment: SCOUT_CPUPROFILE=FILE writes a CPU profile, and
-// SCOUT_MEMPROFILE=FILE a heap profile (in use at the end and allocated
-// in all) when the command ends. Under mpirun each process appends
+// environment: SCOUT_CPUPROFILE=FILE writes a CPU profile (its samples
+// labelled by replay pass and location: go tool pprof -tags),
+// SCOUT_TRACE=FILE an execution trace (go tool trace: the scheduling of
+// the workers and the waits between them), and SCOUT_MEMPROFILE=FILE a
+// heap profile (in use at the end and allocated in all) when the command
+// ends. Under mpirun each process appends
 // ".RANK" to FILE. The returned function stops them; it is a no-op when
 // none was asked for. They are environment variables, not flags, so
 // that job scripts and the MPI build take them without a change of the
@@ -32,6 +36,17 @@ func startProfiles() (stop func()) {
 			fmt.Fprintf(os.Stderr, "scout: SCOUT_CPUPROFILE: %v\n", err)
 		} else {
 			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if name := os.Getenv("SCOUT_TRACE"); name != "" {
+		f, err := os.Create(name + suffix)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scout: SCOUT_TRACE: %v\n", err)
+		} else {
+			stops = append(stops, func() { trace.Stop(); f.Close() })
 		}
 	}
 	if name := os.Getenv("SCOUT_MEMPROFILE"); name != "" {
