@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 
 	"scout/hpc"
@@ -65,16 +66,18 @@ func (r *Replayer) Run() error {
 // walkLabeled runs walk(p) with the profiler labels "pass" (its name)
 // and "location" (the rank, and the thread if not 0), so that a CPU
 // profile (SCOUT_CPUPROFILE) tells the passes and locations apart
-// (go tool pprof -tagfocus pass=bwc, -tags). The labels cost a context
-// per pass and location. Goroutines that a pass starts inherit them.
+// (go tool pprof -tagfocus pass=bwc, -tags), and in a region of an
+// execution trace (SCOUT_TRACE) named after the pass. The labels cost a
+// context per pass and location. Goroutines that a pass starts inherit
+// them.
 func (r *Replayer) walkLabeled(p *pass) error {
 	loc := strconv.Itoa(r.Loc.Rank)
 	if r.Loc.Thread != 0 {
 		loc += "." + strconv.Itoa(r.Loc.Thread)
 	}
 	var err error
-	pprof.Do(context.Background(), pprof.Labels("pass", p.spec.Name, "location", loc), func(context.Context) {
-		err = r.walk(p)
+	pprof.Do(context.Background(), pprof.Labels("pass", p.spec.Name, "location", loc), func(ctx context.Context) {
+		trace.WithRegion(ctx, p.spec.Name, func() { err = r.walk(p) })
 	})
 	return err
 }
