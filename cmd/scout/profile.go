@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -27,28 +28,26 @@ func startProfiles() (stop func()) {
 		suffix = "." + r
 	}
 	var stops []func()
-	if name := os.Getenv("SCOUT_CPUPROFILE"); name != "" {
+	// streamed: a profile that writes to its file while the command runs
+	streamed := func(env string, start func(io.Writer) error, stop func()) {
+		name := os.Getenv(env)
+		if name == "" {
+			return
+		}
 		f, err := os.Create(name + suffix)
 		if err == nil {
-			err = pprof.StartCPUProfile(f)
+			if err = start(f); err != nil {
+				f.Close()
+			}
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "scout: SCOUT_CPUPROFILE: %v\n", err)
-		} else {
-			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+			fmt.Fprintf(os.Stderr, "scout: %s: %v\n", env, err)
+			return
 		}
+		stops = append(stops, func() { stop(); f.Close() })
 	}
-	if name := os.Getenv("SCOUT_TRACE"); name != "" {
-		f, err := os.Create(name + suffix)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "scout: SCOUT_TRACE: %v\n", err)
-		} else {
-			stops = append(stops, func() { trace.Stop(); f.Close() })
-		}
-	}
+	streamed("SCOUT_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	streamed("SCOUT_TRACE", trace.Start, trace.Stop)
 	if name := os.Getenv("SCOUT_MEMPROFILE"); name != "" {
 		stops = append(stops, func() {
 			f, err := os.Create(name + suffix)
