@@ -15,11 +15,10 @@ import (
 // SCOUT_TRACE=FILE an execution trace (go tool trace: the scheduling of
 // the workers and the waits between them), and SCOUT_MEMPROFILE=FILE a
 // heap profile (in use at the end and allocated in all) when the command
-// ends. Under mpirun each process appends
-// ".RANK" to FILE. The returned function stops them; it is a no-op when
-// none was asked for. They are environment variables, not flags, so
-// that job scripts and the MPI build take them without a change of the
-// command line.
+// ends. Under mpirun each process appends ".RANK" to FILE. The returned
+// function stops them; it is a no-op when none was asked for. They are
+// environment variables, not flags, so that job scripts and the MPI
+// build take them without a change of the command line.
 func startProfiles() (stop func()) {
 	suffix := ""
 	if r := os.Getenv("OMPI_COMM_WORLD_RANK"); r != "" {
