@@ -181,14 +181,6 @@ func clockAt(x, a, b float64) float64 {
 // exponent e.
 func binadeTop(e uint16) float64 { return math.Float64frombits(uint64(e+1) << 52) }
 
-// ulpStep returns step s as the clock of a time in the binade of biased
-// exponent e advances by it (rounded to a multiple of the binade's ulp),
-// false where that depends on the clock (a tie) or leaves the binade.
-func ulpStep(e uint16, s float64) (float64, bool) {
-	bn := newBinade(e, 0)
-	return bn.step(s)
-}
-
 // binade is the binade of biased exponent e, as the steps of runs in it
 // are tested: its first even and odd multiples of the ulp, its top, and
 // its top less the zone whose events are single steps; ok is false where
@@ -210,7 +202,9 @@ func newBinade(e uint16, zone float64) binade {
 	return bn
 }
 
-// step is ulpStep in binade bn.
+// step returns step s as the clock of a time in binade bn advances by it
+// (rounded to a multiple of the binade's ulp), false where that depends
+// on the clock (a tie) or leaves the binade.
 func (bn *binade) step(s float64) (float64, bool) {
 	r0, r1 := (bn.x0+s)-bn.x0, (bn.x1+s)-bn.x1
 	if !bn.ok || r0 != r1 || bn.x1+s >= bn.top {

@@ -70,11 +70,11 @@ func TestRunExact(t *testing.T) {
 	}
 }
 
-// TestUlpStep: a step half-way between two multiples of the binade's ulp
+// TestBinadeStep: a step half-way between two multiples of the binade's ulp
 // (a tie) is refused, as is one out of the binade; others are rounded
 // to a multiple of the ulp.
-func TestUlpStep(t *testing.T) {
-	e := uint16(1023) // [1, 2): ulp 2^-52
+func TestBinadeStep(t *testing.T) {
+	bn := newBinade(1023, 0) // [1, 2): ulp 2^-52
 	u := math.Ldexp(1, -52)
 	for _, tc := range []struct {
 		name string
@@ -88,9 +88,9 @@ func TestUlpStep(t *testing.T) {
 		{"tie", 3*u + u/2, 0, false},
 		{"out of the binade", 1, 0, false},
 	} {
-		got, ok := ulpStep(e, tc.s)
+		got, ok := bn.step(tc.s)
 		if ok != tc.ok || (ok && got != tc.want) {
-			t.Errorf("%s: ulpStep(%g) = %g, %v; want %g, %v", tc.name, tc.s, got, ok, tc.want, tc.ok)
+			t.Errorf("%s: step(%g) = %g, %v; want %g, %v", tc.name, tc.s, got, ok, tc.want, tc.ok)
 		}
 	}
 }
