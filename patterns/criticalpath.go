@@ -49,7 +49,6 @@ type criticalPath struct {
 	lcp   []float64 // share by local call path
 	seg   cpvec     // scratch
 	wm    cpvec
-	one   [1]float64 // the hand-over flag of a collective
 }
 
 // OnCriticalPath: the critical path continues at the partner of this
@@ -174,8 +173,6 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 	})
 }
 
-// collPath is the critical path's step at the end of collective rec
-// where it synchronised: the path moves to the delayer if it is here.
 // leavePath hands the critical path over at the collective end c.Index
 // if it is here and the collective is a wait state.
 func (rc *rootCause) leavePath(c *replay.Ctx) (bool, error) {
@@ -192,22 +189,29 @@ func (rc *rootCause) leavePath(c *replay.Ctx) (bool, error) {
 
 // collPath passes the critical path on to the delayer of the collective
 // when some member handed it over (the path without the delay costs).
+// The members' flags are gathered to the delayer, which alone needs
+// them: the others hand theirs over and go on, as with the delay costs'
+// gather (an allreduce, which kept every member in lockstep, made the
+// path alone cost more than the path with the delay costs under mpirun).
 func (rc *rootCause) collPath(c *replay.Ctx, rec collRecord, handOver bool) error {
 	p := &rc.path
-	p.one[0] = 0
-	if handOver {
-		p.one[0] = 1
-	}
-	out, err := c.AllreduceMax(p.one[:])
+	replay.Put(c, MemberOnPath, handOver)
+	n, err := c.GatherFields(int(rec.delayer))
 	if err != nil {
 		return err
 	}
 	me, _, err := c.CollMember()
-	if err != nil {
+	if err != nil || me != int(rec.delayer) {
 		return err
 	}
-	if out[0] > 0 && me == int(rec.delayer) {
-		p.onCP, p.endEv = true, c.Index
+	for r := range n {
+		if err := c.UseGathered(r); err != nil {
+			return err
+		}
+		if on, _ := replay.Get(c, MemberOnPath); on {
+			p.onCP, p.endEv = true, c.Index
+			break
+		}
 	}
 	return nil
 }
