@@ -351,6 +351,10 @@ type builder struct {
 	prevE   uint16
 	cur     span
 	done    bool
+	// the binade of prev (bnOK: made), which most events' steps are
+	// tested in
+	bn   binade
+	bnOK bool
 }
 
 type beginAt struct{ event, comm int32 }
@@ -436,7 +440,10 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 				buf = b.step(buf, stepOf(start, t), t)
 			}
 		} else {
-			if s := stepOf(b.prev, t); !b.cur.add(e, b.prevE, s, t, b.zone) {
+			s := stepOf(b.prev, t)
+			if r, ok := b.binade().extends(e, s, t); ok {
+				b.cur = b.cur.plus(r, t, e)
+			} else {
 				buf = b.step(buf, s, t)
 			}
 		}
@@ -466,6 +473,15 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 	return buf, nil
 }
 
+// binade returns the binade of the previous event's time, made anew
+// only when that lies in another.
+func (b *builder) binade() *binade {
+	if !b.bnOK || b.bn.e != b.prevE {
+		b.bn, b.bnOK = newBinade(b.prevE, b.zone), true
+	}
+	return &b.bn
+}
+
 // stop returns the first event from b.j on that the builder's internal
 // loop stops at: the next communication event, the begin of a
 // synchronisation.
@@ -492,10 +508,11 @@ func (b *builder) internal(buf []byte, stop int) []byte {
 	k := b.k
 	ts, evs := k.ts, k.t.Events
 	cur, prev := b.cur, b.prev
-	bn := newBinade(b.prevE, b.zone) // (the previous event's)
+	bn := *b.binade() // (the previous event's)
 	j := b.j
 	defer func() {
 		b.j, b.cur, b.prev, b.prevE = j, cur, prev, bn.e
+		b.bn, b.bnOK = bn, true
 	}()
 	for ; j < stop; j++ {
 		if kd := evs[j].Kind; kd != localtrace.KindEnter && kd != localtrace.KindLeave && k.dropped(j) {
