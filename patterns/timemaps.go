@@ -48,16 +48,23 @@ type accumulator struct {
 }
 
 func (a *accumulator) add(cp uint32, t float64) {
+	if int(cp) >= len(a.seen) || !a.seen[cp] {
+		a.touch(cp)
+	}
+	a.v[cp] += t
+}
+
+// touch marks cp as touched, making room for it (add's first sight of
+// a call path: a call of its own, so that add is inlined into the loops
+// that sum times).
+func (a *accumulator) touch(cp uint32) {
 	if int(cp) >= len(a.v) {
 		n := int(cp) + 1
 		a.v = slices.Grow(a.v, n-len(a.v))[:n]
 		a.seen = slices.Grow(a.seen, n-len(a.seen))[:n]
 	}
-	if !a.seen[cp] {
-		a.seen[cp] = true
-		a.touched = append(a.touched, cp)
-	}
-	a.v[cp] += t
+	a.seen[cp] = true
+	a.touched = append(a.touched, cp)
 }
 
 // flush moves the sums into out (sorted by call path) and empties a.
