@@ -329,19 +329,11 @@ func readAttrValue(c *cursor, t uint8) uint64 {
 // clockCorrector applies a location's clock offsets to its timestamps by
 // piecewise linear interpolation, exactly as the OTF2 library does. Like
 // OTF2 it searches intervals forward only, since timestamps do not
-// decrease. The interval in use is kept in fields of its own, so that
-// correct, called for every timestamp, is a few instructions inlined
-// into the reader (a call with the search took 7 ns a timestamp).
+// decrease.
 type clockCorrector struct {
 	offs  []ClockOffset
 	slope []float64
 	i     int
-	on    bool // offsets to apply
-	// interval i: its start, offset and slope, and the last timestamp
-	// that stays in it (the start of the next, if any)
-	start, until uint64
-	offset       int64
-	s            float64
 }
 
 func (k *clockCorrector) init(offs []ClockOffset) error {
@@ -358,46 +350,22 @@ func (k *clockCorrector) init(offs []ClockOffset) error {
 		dt := float64(offs[i+1].Time - offs[i].Time)
 		k.slope[i] = float64(offs[i+1].Offset-offs[i].Offset) / dt
 	}
-	k.on = true
-	k.use(0)
 	return nil
 }
 
-// use makes interval i the one in use.
-func (k *clockCorrector) use(i int) {
-	k.i = i
-	o := k.offs[i]
-	k.start, k.offset, k.s = o.Time, o.Offset, k.slope[i]
-	k.until = math.MaxUint64 // the last interval extends to the end
-	if i < len(k.slope)-1 {
-		k.until = k.offs[i+1].Time
-	}
-}
-
-// seek moves to the interval of timestamp t, after the one in use (rare:
-// a call, so that correct stays small enough to be inlined).
-//
-//go:noinline
-func (k *clockCorrector) seek(t uint64) {
-	i := k.i
-	for i < len(k.slope)-1 && t > k.offs[i+1].Time {
-		i++
-	}
-	k.use(i)
-}
-
 func (k *clockCorrector) correct(t uint64) uint64 {
-	if !k.on {
+	if k.offs == nil {
 		return t
 	}
-	if t > k.until {
-		k.seek(t)
+	for k.i < len(k.slope)-1 && t > k.offs[k.i+1].Time {
+		k.i++
 	}
+	o := k.offs[k.i]
 	var diff float64
-	if t >= k.start {
-		diff = float64(t - k.start)
+	if t >= o.Time {
+		diff = float64(t - o.Time)
 	} else {
-		diff = -float64(k.start - t)
+		diff = -float64(o.Time - t)
 	}
-	return t + uint64(k.offset+int64(math.RoundToEven(k.s*diff)))
+	return t + uint64(o.Offset+int64(math.RoundToEven(k.slope[k.i]*diff)))
 }
