@@ -144,10 +144,9 @@ var emptySpan = span{b: math.Inf(-1)}
 func exponentOf(t float64) uint16 { return uint16(math.Float64bits(t)>>52) & 0x7ff }
 
 // add extends run sp by the step s to an event at time t (of biased
-// exponent e) after an event whose time has the biased exponent prev, if
-// the run stays exact (binade.extends).
-func (sp *span) add(e, prev uint16, s, t, zone float64) bool {
-	bn := newBinade(prev, zone)
+// exponent e) after an event whose time lies in binade bn, if the run
+// stays exact (binade.extends).
+func (sp *span) add(bn *binade, e uint16, s, t float64) bool {
 	r, ok := bn.extends(e, s, t)
 	if ok {
 		*sp = sp.plus(r, t, e)
@@ -440,10 +439,7 @@ func (b *builder) chunk(buf []byte, limit int) ([]byte, error) {
 				buf = b.step(buf, stepOf(start, t), t)
 			}
 		} else {
-			s := stepOf(b.prev, t)
-			if r, ok := b.binade().extends(e, s, t); ok {
-				b.cur = b.cur.plus(r, t, e)
-			} else {
+			if s := stepOf(b.prev, t); !b.cur.add(b.binade(), e, s, t) {
 				buf = b.step(buf, s, t)
 			}
 		}

@@ -38,7 +38,8 @@ func TestRunExact(t *testing.T) {
 				dt = rng.Float64() * math.Ldexp(1, -8-rng.IntN(20))
 			}
 			cur := prev + dt
-			if !sp.add(exponentOf(cur), prevE, stepOf(prev, cur), cur, 0) {
+			bn := newBinade(prevE, 0)
+			if !sp.add(&bn, exponentOf(cur), stepOf(prev, cur), cur) {
 				break
 			}
 			prevE = exponentOf(cur)
