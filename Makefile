@@ -59,12 +59,17 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 FUZZTIME ?= 30s
+# Each target by its full name: -fuzz takes a pattern, and a target one
+# matches along with another (FuzzRead, FuzzReadMembers) is not fuzzed.
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeEvents -fuzztime $(FUZZTIME) ./localtrace/otf2/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeDefs -fuzztime $(FUZZTIME) ./localtrace/otf2/
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime $(FUZZTIME) ./cube/
-	$(GO) test -run '^$$' -fuzz FuzzCombineSizes -fuzztime $(FUZZTIME) ./combine/
-	$(GO) test -run '^$$' -fuzz FuzzFrames -fuzztime $(FUZZTIME) ./hpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvents$$' -fuzztime $(FUZZTIME) ./localtrace/otf2/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDefs$$' -fuzztime $(FUZZTIME) ./localtrace/otf2/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./localtrace/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./cube/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadMembers$$' -fuzztime $(FUZZTIME) ./cube/
+	$(GO) test -run '^$$' -fuzz '^FuzzCombineSizes$$' -fuzztime $(FUZZTIME) ./combine/
+	$(GO) test -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $(FUZZTIME) ./hpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzPayload$$' -fuzztime $(FUZZTIME) ./replay/
 
 # Weak scaling: 2…64 locations with a fixed number of events per location.
 scaling:
