@@ -1,5 +1,7 @@
 package patterns
 
+import "scout/localtrace"
+
 // SetClcTesting makes the timestamp correction start with the given zone
 // below the top of each binade (math.MaxFloat64/4: every event a single
 // step; a tiny one: skeletons built again and again), with every
@@ -29,3 +31,17 @@ func SetClcTimesStatistics() (reset func()) {
 // ClcRounds returns the number of solutions of the timestamp correction
 // that location 0 began so far.
 func ClcRounds() int64 { return clcRounds.Load() }
+
+// SumTimemaps sums the time maps of t's events in consecutive intervals
+// of width events, as the bwc pass asks for them, and returns the number
+// of entries they had (BenchmarkTimemaps).
+func SumTimemaps(t *localtrace.Trace, width int) int {
+	var tm timemaps
+	var out cpvec
+	n := 0
+	for lo := 0; lo+width <= len(t.Events); lo += width {
+		tm.runtimes(t, lo, lo+width, &out)
+		n += len(out.cp)
+	}
+	return n
+}
