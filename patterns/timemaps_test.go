@@ -15,7 +15,7 @@ import (
 // location's events in intervals of 23 events, the average interval the
 // root-cause passes ask for on the 8 M-event bench trace (where they sum
 // 22 M events' times): location 0 of a generated 4-rank trace of the
-// bench's phases, about 400 000 events, kept with its times in ticks as
+// bench's phases, about 700 000 events, kept with its times in ticks as
 // a loaded trace keeps them.
 func BenchmarkTimemaps(b *testing.B) {
 	dir := b.TempDir()
