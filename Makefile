@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCombineSizes$$' -fuzztime $(FUZZTIME) ./combine/
 	$(GO) test -run '^$$' -fuzz '^FuzzFrames$$' -fuzztime $(FUZZTIME) ./hpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzPayload$$' -fuzztime $(FUZZTIME) ./replay/
+	$(GO) test -run '^$$' -fuzz '^FuzzWalkPath$$' -fuzztime $(FUZZTIME) ./patterns/
 
 # Weak scaling: 2…64 locations with a fixed number of events per location.
 scaling:

@@ -50,8 +50,6 @@ var (
 	MemberGammas = replay.NewField("member gammas", replay.Float64sCodec)
 	// MemberSync: the collective's end is a synchpoint of the member.
 	MemberSync = replay.NewField("member sync", replay.BoolCodec)
-	// MemberOnPath: the member hands the critical path over.
-	MemberOnPath = replay.NewField("member on path", replay.BoolCodec)
 	// MemberTimes are a synchronised member's times since its previous
 	// synchpoint with the delayer (global call paths).
 	MemberTimes = replay.NewField("member times", replay.TimemapCodec)
@@ -127,14 +125,12 @@ func toGlobal(c *replay.Ctx, v *cpvec, m *replay.Timemap) {
 // (its wait and incoming costs, and when the collective is a synchpoint
 // here, its times since its previous synchpoint with the delayer), and
 // the delayer computes each member's delay against its own interval, in
-// rank order. The same exchange carries the critical path: onPath tells
-// whether this member hands the path over, taken whether the delayer
-// takes it.
-func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (taken bool, err error) {
+// rank order.
+func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord) error {
 	cd := &rc.cd
 	me, size, err := c.CollMember()
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer cd.release(size)
 	comm := c.Trace.Collective(c.Index).Comm
@@ -148,19 +144,18 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	cd.gamma = append(cd.gamma, rc.costs.of(&rc.sp, c.Index)...)
 	replay.Put(c, MemberGammas, cd.gamma)
 	replay.Put(c, MemberSync, sync)
-	replay.Put(c, MemberOnPath, onPath)
 	if sync && !isDelayer {
 		if err := rc.delayTimemap(c, c.Index, delayer); err != nil {
-			return false, err
+			return err
 		}
 		replay.Put(c, MemberTimes, rc.dl.out)
 	}
 	n, err := c.GatherFields(int(rec.delayer))
 	if err != nil || !isDelayer {
-		return false, err
+		return err
 	}
 	if n != size {
-		return false, fmt.Errorf("root cause: fields of %d members gathered, want %d", n, size)
+		return fmt.Errorf("root cause: fields of %d members gathered, want %d", n, size)
 	}
 	// The delayer's interval: back to where it synchronised with every
 	// other member (for the members it synchronised with later, from
@@ -169,14 +164,14 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	if sync {
 		cd.prev = rc.groupPrev(c, c.Index, comm, delayer)
 		if err := rc.spTimes(c, cd.prev, c.Index, &cd.group); err != nil {
-			return false, err
+			return err
 		}
 	}
 	toGlobal(c, &cd.group, &cd.groupMap)
 	cps := cd.groupMap.CP // the global call paths of the delayer's interval, sorted
 	nc := len(cps)
 	// Each member's scaled delays, summed over the members in rank order.
-	width := nk*nc + 1
+	width := nk * nc
 	cd.sum = slices.Grow(cd.sum[:0], width)[:width]
 	clear(cd.sum)
 	cd.scales = slices.Grow(cd.scales[:0], nk*size)[:nk*size]
@@ -185,20 +180,19 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 	cd.remote = slices.Grow(cd.remote[:0], nc)[:nc]
 	for r := range size {
 		if err := c.UseGathered(r); err != nil {
-			return false, err
+			return err
 		}
 		mSync, _ := replay.Get(c, MemberSync)
 		mGamma, _ := replay.Get(c, MemberGammas)
-		mOnPath, _ := replay.Get(c, MemberOnPath)
 		if len(mGamma) != nk {
-			return false, fmt.Errorf("root cause: member %d sent %d costs, want %d", r, len(mGamma), nk)
+			return fmt.Errorf("root cause: member %d sent %d costs, want %d", r, len(mGamma), nk)
 		}
 		// the delayer's times (t0) and the member's (remote) on the
 		// call paths of the delayer's interval
 		pw, t0 := cd.group.sum, cd.groupMap.T
 		if sync && cd.spmap[r] >= 0 {
 			if err := rc.spTimes(c, cd.spmap[r], c.Index, &cd.local); err != nil {
-				return false, err
+				return err
 			}
 			toGlobal(c, &cd.local, &cd.localMap)
 			cd.localMap.Lookup(cps, cd.t0)
@@ -233,13 +227,9 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 				cd.sum[k*nc+i] += d * scale[k]
 			}
 		}
-		if mOnPath {
-			cd.sum[nk*nc]++
-		}
 	}
-	taken = cd.sum[nk*nc] > 0
 	if !sync {
-		return taken, nil
+		return nil
 	}
 	rc.dl.ensureLocal(c)
 	for k := range nk {
@@ -298,7 +288,7 @@ func (rc *rootCause) collDelay(c *replay.Ctx, rec collRecord, onPath bool) (take
 			rc.addCostsScaled(k-1, props, cd.keys, cd.vals)
 		}
 	}
-	return taken, nil
+	return nil
 }
 
 type incScale struct{ ev, rank int }

@@ -10,7 +10,7 @@ import (
 )
 
 // criticalPath is the critical path (critical_path) and the performance
-// impact metrics derived from it, found in the bwc pass:
+// impact metrics derived from it, found in the cpath pass (pathwalk.go):
 //
 //	walk:     the path starts at the Leave of MPI_Finalize of the last
 //	          rank to enter it and runs back in time. A location on the
@@ -19,14 +19,14 @@ import (
 //	          collective end); the interval from that wait state to the
 //	          point it joined the path (its time map, minus the wait at
 //	          the wait state's call path) is its share, and the path moves
-//	          to the partner that caused the wait: the sender (by the
-//	          message), the receiver (by an inverse message to its
-//	          receive request), or the collective's delayer (root of a
-//	          1-to-N, else the latest). The path ends at MPI_Init's Leave.
+//	          to the partner that caused the wait: the sender (at its
+//	          send), the receiver (at its receive request), or the
+//	          collective's delayer (root of a 1-to-N, else the latest).
+//	          The path ends at MPI_Init's Leave.
 //	severity: the location's share per call path (critical_path; any
 //	          sign)
 //
-// At the end of the pass, with gcp the sum over ranks of the shares and
+// Then, with gcp the sum over ranks of the shares and
 // lt the location's exclusive time per call path minus the waits of its
 // synchpoints:
 //
@@ -44,29 +44,20 @@ import (
 // A division by zero in the scaling (a rank without excess or headroom)
 // makes the sum NaN and the metric absent, as in Scalasca.
 type criticalPath struct {
-	onCP  bool
-	endEv int
-	lcp   []float64 // share by local call path
-	seg   cpvec     // scratch
-	wm    cpvec
+	lcp []float64 // share by local call path
+	seg cpvec     // scratch
+	wm  cpvec
 }
 
-// OnCriticalPath: the critical path continues at the partner of this
-// message (bwc, either direction).
-var OnCriticalPath = replay.NewField("on critical path", replay.BoolCodec)
-
-// registerBwc subscribes the walk of the bwc pass that the critical path
-// and the delay costs share: at each synchpoint the critical path's step
-// (when rc.withPath), then the delayer's side of a delay (when
-// rc.withDelay, delay.go), in Scalasca's order; the messages and inverse
-// messages carry what either part needs.
+// registerBwc subscribes the walk of the bwc pass: at each synchpoint
+// the delayer's side of a delay (delay.go), in Scalasca's order; the
+// messages and inverse messages carry what it needs.
 func (rc *rootCause) registerBwc(bus *replay.Bus) {
-	p := &rc.path
 	sp := &rc.sp
 	// A message whose receive was no wait state carries nothing the
-	// sender uses (the critical path does not cross it, there is no
-	// wait to charge): both sides skip it, the receiver by its wait
-	// states, the sender by what the backward pass told it.
+	// sender uses (there is no wait to charge): both sides skip it, the
+	// receiver by its wait states, the sender by what the backward pass
+	// told it.
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
 		if !sp.isWait(c.Index) {
 			c.SkipMessage()
@@ -79,30 +70,11 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 		}
 		return nil
 	})
-	bus.On(BwcLeave, func(c *replay.Ctx) error {
-		if !rc.withPath {
-			return nil
-		}
-		switch {
-		case c.Index == rc.finLeave:
-			if rc.finLatest {
-				p.onCP, p.endEv = true, c.Index
-			}
-		case c.Index == rc.initLeave && p.onCP:
-			return rc.updatePath(c, c.Index)
-		}
-		return nil
-	})
 	bus.On(BwcPostSend, func(c *replay.Ctx) error {
 		if sp.has(c.Index) {
-			if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
-				p.onCP, p.endEv = true, c.Index
-			}
-			if rc.withDelay {
-				m := c.Trace.Message(c.Index)
-				if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
-					return err
-				}
+			m := c.Trace.Message(c.Index)
+			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
+				return err
 			}
 		}
 		if c.Event().Kind == localtrace.KindSend && sp.isWait(c.Index) {
@@ -114,20 +86,6 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 		if l := c.Trace.Link(c.Index); sp.isWait(c.Index) && l != localtrace.None {
 			return rc.sendCompletion(c, c.Index, int(l))
 		}
-		return nil
-	})
-	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
-		if !rc.withPath {
-			return nil
-		}
-		on := false
-		if p.onCP && sp.isWait(c.Index) {
-			if err := rc.updatePath(c, c.Index); err != nil {
-				return err
-			}
-			on, p.onCP = true, false
-		}
-		replay.Put(c, OnCriticalPath, on)
 		return nil
 	})
 	bus.On(BwcPostRecv, func(c *replay.Ctx) error {
@@ -143,98 +101,24 @@ func (rc *rootCause) registerBwc(bus *replay.Bus) {
 		return nil
 	})
 	bus.On(BwcCollEnd, func(c *replay.Ctx) error {
-		rec, ok := rc.colls.get(c.Index)
-		if !ok {
-			return nil
-		}
-		// The delay's reduction to the delayer carries the path's
-		// hand-over when both run; the path alone reduces a flag.
-		handOver, err := rc.leavePath(c)
-		if err != nil {
-			return err
-		}
-		if rc.withDelay {
-			taken, err := rc.collDelay(c, rec, handOver)
-			if taken && rc.withPath {
-				rc.path.onCP, rc.path.endEv = true, c.Index
-			}
-			return err
-		}
-		if rc.withPath {
-			return rc.collPath(c, rec, handOver)
-		}
-		return nil
-	})
-	bus.On(replay.Finished, func(c *replay.Ctx) error {
-		if c.Pass == Bwc && rc.withPath {
-			return rc.finishPath(c)
+		if rec, ok := rc.colls.get(c.Index); ok {
+			return rc.collDelay(c, rec)
 		}
 		return nil
 	})
 }
 
-// leavePath hands the critical path over at the collective end c.Index
-// if it is here and the collective is a wait state.
-func (rc *rootCause) leavePath(c *replay.Ctx) (bool, error) {
-	p := &rc.path
-	if !rc.withPath || !p.onCP || !rc.sp.isWait(c.Index) {
-		return false, nil
-	}
-	if err := rc.updatePath(c, c.Index); err != nil {
-		return false, err
-	}
-	p.onCP = false
-	return true, nil
-}
-
-// collPath passes the critical path on to the delayer of the collective
-// when some member handed it over (the path without the delay costs).
-// The members' flags are gathered to the delayer, which alone needs
-// them: the others hand theirs over and go on, as with the delay costs'
-// gather (an allreduce, which kept every member in lockstep, made the
-// path alone cost more than the path with the delay costs under mpirun).
-func (rc *rootCause) collPath(c *replay.Ctx, rec collRecord, handOver bool) error {
-	p := &rc.path
-	replay.Put(c, MemberOnPath, handOver)
-	n, err := c.GatherFields(int(rec.delayer))
-	if err != nil {
-		return err
-	}
-	me, _, err := c.CollMember()
-	if err != nil || me != int(rec.delayer) {
-		return err
-	}
-	for r := range n {
-		if err := c.UseGathered(r); err != nil {
-			return err
-		}
-		if on, _ := replay.Get(c, MemberOnPath); on {
-			p.onCP, p.endEv = true, c.Index
-			break
-		}
-	}
-	return nil
+// registerPath subscribes the critical path's pass (pathwalk.go).
+func (rc *rootCause) registerPath(bus *replay.Bus) {
+	bus.On(CpathSolve, rc.solvePath)
 }
 
 // sendCompletion handles a Late Receiver's send completion cmp (of the
-// message of event req): the path moves to the receiver if it is here,
-// and the wait goes to the receiver for its delay.
+// message of event req): the wait goes to the receiver for its delay.
 func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
-	if p := &rc.path; rc.withPath {
-		on := false
-		if p.onCP {
-			if err := rc.updatePath(c, cmp); err != nil {
-				return err
-			}
-			on, p.onCP = true, false
-		}
-		replay.Put(c, OnCriticalPath, on)
-	}
-	if rc.withDelay {
-		m := c.Trace.Message(req)
-		if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
-			return err
-		}
+	m := c.Trace.Message(req)
+	if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
+		return err
 	}
 	return c.SendInverseOf(req)
 }
@@ -245,21 +129,15 @@ func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
 	if err := c.RecvInverseOf(msg); err != nil {
 		return err
 	}
-	if on, _ := replay.Get(c, OnCriticalPath); on && rc.withPath {
-		rc.path.onCP, rc.path.endEv = true, q
-	}
-	if !rc.withDelay {
-		return nil
-	}
 	m := c.Trace.Message(msg)
 	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), costLR)
 }
 
-// updatePath adds the interval from synchpoint from to the point the
-// location joined the path to its share, less the wait at from.
-func (rc *rootCause) updatePath(c *replay.Ctx, from int) error {
+// pathShare adds the segment from synchpoint from to event to (where
+// the location joined the path) to its share, less the wait at from.
+func (rc *rootCause) pathShare(c *replay.Ctx, from, to int) {
 	p := &rc.path
-	rc.tm.runtimes(c.Trace, from, p.endEv, &p.seg)
+	rc.tm.runtimes(c.Trace, from, to, &p.seg)
 	if n := len(c.Trace.Callpaths); len(p.lcp) < n {
 		p.lcp = slices.Grow(p.lcp, n-len(p.lcp))[:n]
 	}
@@ -268,11 +146,10 @@ func (rc *rootCause) updatePath(c *replay.Ctx, from int) error {
 	}
 	cp := c.Trace.Callpath(from)
 	p.lcp[cp] -= math.Min(rc.sp.waitOf(from), p.seg.get(cp))
-	return nil
 }
 
-// finishPath computes the metrics of the critical path at the end of
-// the bwc pass (two sums over all ranks).
+// finishPath computes the metrics of the critical path from the
+// location's share (two sums over all locations).
 func (rc *rootCause) finishPath(c *replay.Ctx) error {
 	p := &rc.path
 	if c.Loc.Global == nil && (c.Loc.Team != nil || c.Loc.World.Size() > 1) {

@@ -47,7 +47,6 @@ type ompRootCause struct {
 	d       []float64
 	delay   []float64 // by key and call path
 	scales  []float64 // by key
-	one     [1]float64
 	times   cpvec
 	waits   cpvec
 	diffs   cpvec
@@ -68,7 +67,7 @@ var (
 	ThreadTimes = replay.NewField("thread times", replay.TimemapCodec)
 )
 
-// registerOmp subscribes the OpenMP parts of the root-cause analysis.
+// registerOmp subscribes the OpenMP synchpoints (forward pass).
 func (rc *rootCause) registerOmp(bus *replay.Bus) {
 	o := &rc.omp
 	o.latest = map[int]replay.TimeRank{}
@@ -96,13 +95,17 @@ func (rc *rootCause) registerOmp(bus *replay.Bus) {
 		o.latest[c.Index] = w.Latest
 		return nil
 	})
-	// bwc
+}
+
+// registerOmpBwc subscribes the OpenMP parts of the delay costs in bwc.
+func (rc *rootCause) registerOmpBwc(bus *replay.Bus) {
+	o := &rc.omp
 	bus.On(replay.Started, func(c *replay.Ctx) error {
 		if c.Pass != Bwc || rc.tm.fork == nil {
 			return nil
 		}
 		rc.ompSpans(c.Trace)
-		if rc.withDelay && c.Loc.Thread == 0 {
+		if c.Loc.Thread == 0 {
 			return rc.ompIdle(c, -1) // the master alone after the last join
 		}
 		return nil
@@ -174,40 +177,10 @@ func (o *ompRootCause) prevOmp(ev int) int {
 }
 
 // ompFork is the bwc step at the fork f (a parallel region's Enter): the
-// critical path returns to the master; the master's idle delay of the
-// serial time before it.
+// master's idle delay of the serial time before it.
 func (rc *rootCause) ompFork(c *replay.Ctx) error {
-	f := c.Index
-	if rc.withPath {
-		// the master takes the path over
-		if err := rc.teamPath(c, f, c.Loc.Thread == 0); err != nil {
-			return err
-		}
-	}
-	if rc.withDelay && c.Loc.Thread == 0 {
-		return rc.ompIdle(c, f)
-	}
-	return nil
-}
-
-// teamPath is the critical path's step at the team's synchpoint ev (a
-// fork or a barrier): a thread on the path adds its share since ev and
-// leaves it; if one did, the threads that take it (take) hold it from ev.
-func (rc *rootCause) teamPath(c *replay.Ctx, ev int, take bool) error {
-	p, o := &rc.path, &rc.omp
-	o.one[0] = 0
-	if p.onCP {
-		if err := rc.updatePath(c, ev); err != nil {
-			return err
-		}
-		p.onCP, o.one[0] = false, 1
-	}
-	any, err := c.TeamMax(o.one[:])
-	if err != nil {
-		return err
-	}
-	if any[0] > 0 && take {
-		p.onCP, p.endEv = true, ev
+	if c.Loc.Thread == 0 {
+		return rc.ompIdle(c, c.Index)
 	}
 	return nil
 }
@@ -250,20 +223,10 @@ func (rc *rootCause) ompIdle(c *replay.Ctx, f int) error {
 }
 
 // ompBarrier is the bwc step at barrier b (a thread's Leave of it), whose
-// latest thread is lat: the critical path moves to the threads that did
-// not wait, and the delay goes to the latest thread.
+// latest thread is lat: the delay goes to the latest thread.
 func (rc *rootCause) ompBarrier(c *replay.Ctx, lat replay.TimeRank) error {
 	b := c.Index
 	o := &rc.omp
-	if rc.withPath {
-		// the threads that did not wait take the path over
-		if err := rc.teamPath(c, b, !(rc.sp.waitOf(b) > 0)); err != nil {
-			return err
-		}
-	}
-	if !rc.withDelay {
-		return nil
-	}
 	// this thread's interval since its previous OpenMP synchpoint
 	dl := &rc.dl
 	prev := o.prevOmp(b)

@@ -14,10 +14,12 @@ import (
 //	                were waited for by a Late Receiver (new synchpoints);
 //	                every location cuts its exclusive time per call path
 //	                into intervals between synchpoints (timemaps.go)
-//	bwc (backward): the critical path is walked back from the last
-//	                process to enter MPI_Finalize (criticalpath.go); at the
-//	                end its per-call-path sums give the performance impact
-//	                metrics
+//	cpath:          the critical path is walked back from the last
+//	                process to enter MPI_Finalize at location 0
+//	                (pathwalk.go); its per-call-path sums give the
+//	                performance impact metrics (criticalpath.go)
+//	bwc (backward): the delay costs (delay.go, collectivedelay.go,
+//	                longterm.go)
 //	fwc (forward):  the indirect and propagating wait states go to the
 //	                waiting side (waitstates.go)
 //
@@ -56,6 +58,10 @@ var (
 			{Kind: localtrace.KindRecv, Do: replay.Take, Post: FwsPostRecv},
 			{Kind: localtrace.KindIrecv, Do: replay.Take, Post: FwsPostRecv},
 		}})
+	// Cpath visits no event: the critical path's walk at location 0
+	// (pathwalk.go).
+	Cpath = replay.DefinePass(replay.PassSpec{Name: "cpath", Order: replay.ReverseOrder,
+		Topics: []replay.Topic{CpathSolve}})
 	// Bwc walks backward; a message carries the receiver's data to the
 	// sender, an inverse message the data of a Late Receiver's send
 	// completion to the receive request it waited for.
@@ -78,8 +84,8 @@ var (
 // by its parts (synchpoints, time maps, critical path, delays). The
 // critical path and the delay costs are two entries of the pattern table
 // (registerCriticalPath, registerRootCauses), either of which may be
-// left out; they share the synchpoints, the time maps and the bwc walk,
-// which the first of them to register subscribes (rootCauseOf).
+// left out; they share the synchpoints and the time maps, which the
+// first of them to register subscribes (rootCauseOf).
 type rootCause struct {
 	// the parts that registered: the critical path, the delay costs
 	// (with the fwc pass of the propagation)
@@ -96,6 +102,8 @@ type rootCause struct {
 	initLeave, finLeave int
 	// this location entered MPI_Finalize last (the critical path starts here)
 	finLatest bool
+	// the partners' events of the critical path's arrivals
+	keys pathKeys
 	// the collectives the forward pass analysed (not scans), by end event
 	colls collTable
 	// lateReceivers: this location has a Late Receiver wait state
@@ -180,8 +188,6 @@ func rootCauseOf(bus *replay.Bus) *rootCause {
 		rc.costs.init()
 		rc.prop.init()
 		rc.registerSynchpoints(bus)
-		rc.registerBwc(bus)
-		rc.registerDelay(bus)
 		if mayHaveOmp(bus) {
 			rc.registerOmp(bus)
 		}
@@ -190,8 +196,12 @@ func rootCauseOf(bus *replay.Bus) *rootCause {
 }
 
 // registerCriticalPath is the pattern of the critical path
-// (criticalpath.go).
-func registerCriticalPath(bus *replay.Bus) { rootCauseOf(bus).withPath = true }
+// (criticalpath.go, pathwalk.go).
+func registerCriticalPath(bus *replay.Bus) {
+	rc := rootCauseOf(bus)
+	rc.withPath = true
+	rc.registerPath(bus)
+}
 
 // registerRootCauses is the pattern of the delay costs (delay.go,
 // collectivedelay.go, longterm.go) and the wait-state propagation
@@ -199,6 +209,11 @@ func registerCriticalPath(bus *replay.Bus) { rootCauseOf(bus).withPath = true }
 func registerRootCauses(bus *replay.Bus) {
 	rc := rootCauseOf(bus)
 	rc.withDelay = true
+	rc.registerBwc(bus)
+	rc.registerDelay(bus)
+	if mayHaveOmp(bus) {
+		rc.registerOmpBwc(bus)
+	}
 	rc.registerPropagation(bus)
 }
 

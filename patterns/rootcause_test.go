@@ -53,18 +53,20 @@ func TestCriticalPathLateSender(t *testing.T) {
 
 // TestPartsPasses checks which passes run for each selection of the
 // optional parts: the wait states alone need the forward and backward
-// passes only; the critical path adds fws and bwc, the delay costs with
-// the propagation also fwc. And a part left out computes nothing.
+// passes only; the critical path adds fws and its walk (cpath), the
+// delay costs with the propagation fws, bwc and fwc. And a part left out
+// computes nothing.
 func TestPartsPasses(t *testing.T) {
-	all := []replay.Pass{replay.Forward, replay.Backward, patterns.Fws, patterns.Bwc, patterns.Fwc}
+	f, b := replay.Forward, replay.Backward
+	all := []replay.Pass{f, b, patterns.Fws, patterns.Cpath, patterns.Bwc, patterns.Fwc}
 	tests := []struct {
 		skip patterns.Parts
 		want []replay.Pass
 	}{
 		{0, all},
-		{patterns.PartCriticalPath, all},
-		{patterns.PartRootCause, all[:4]},
-		{patterns.AllParts, all[:2]},
+		{patterns.PartCriticalPath, []replay.Pass{f, b, patterns.Fws, patterns.Bwc, patterns.Fwc}},
+		{patterns.PartRootCause, []replay.Pass{f, b, patterns.Fws, patterns.Cpath}},
+		{patterns.AllParts, []replay.Pass{f, b}},
 	}
 	for _, tc := range tests {
 		bus := &replay.Bus{}

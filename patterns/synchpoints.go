@@ -380,6 +380,11 @@ var (
 	// LRWaited: the send completion of this message was a Late Receiver
 	// wait state (fws, sender → receiver).
 	LRWaited = replay.NewField("late receiver waited", replay.BoolCodec)
+	// PartnerEvent is the event of a wait state, shipped to its partner
+	// for the critical path's walk (pathwalk.go): the receive of a Late
+	// Sender to the sender, the send completion of a Late Receiver to
+	// the receiver.
+	PartnerEvent = replay.NewField("partner event", replay.Uint64Codec)
 	// SendCmpLeave is the time the send completion region was left (fws).
 	SendCmpLeave = replay.NewField("send completion leave", replay.Float64Codec)
 )
@@ -467,8 +472,12 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 
 	// backward pass
 	bus.OnAhead(replay.BwPreRecv, func(c *replay.Ctx) error {
-		replay.Put(c, LSWaited, sp.isWait(c.Index))
+		ls := sp.isWait(c.Index)
+		replay.Put(c, LSWaited, ls)
 		replay.Put(c, RecvLeave, c.LeaveTime(c.Index))
+		if ls && rc.withPath {
+			replay.Put(c, PartnerEvent, uint64(c.Index))
+		}
 		return nil
 	})
 	replay.Subscribe(bus, LateReceiverFound, func(c *replay.Ctx, info *LateReceiverInfo) error {
@@ -482,6 +491,10 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	bus.On(replay.BwPostSend, func(c *replay.Ctx) error {
 		if ls, _ := replay.Get(c, LSWaited); ls {
 			rc.lsSends = append(rc.lsSends, int32(c.Index)) // descending: reversed at the end
+			if rc.withPath {
+				r, ok := replay.Get(c, PartnerEvent)
+				rc.keys.lsRecv = append(rc.keys.lsRecv, eventKey(r, ok))
+			}
 			leave, _ := replay.Get(c, RecvLeave)
 			m := c.Trace.Message(c.Index)
 			sp.add(c, c.Index, synchpoint{completion: positive(c.LeaveTime(c.Index), leave),
@@ -493,8 +506,12 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 	// fws
 	bus.OnAhead(FwsPreSend, func(c *replay.Ctx) error {
 		cmp := completionOf(c.Trace, c.Index)
-		replay.Put(c, LRWaited, sp.isWait(cmp))
+		lr := sp.isWait(cmp)
+		replay.Put(c, LRWaited, lr)
 		replay.Put(c, SendCmpLeave, c.LeaveTime(cmp))
+		if lr && rc.withPath {
+			replay.Put(c, PartnerEvent, uint64(cmp))
+		}
 		return nil
 	})
 	bus.On(FwsPostRecv, func(c *replay.Ctx) error {
@@ -502,8 +519,12 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 			q := requestOf(c.Trace, c.Index)
 			leave, _ := replay.Get(c, SendCmpLeave)
 			m := c.Trace.Message(c.Index)
-			sp.add(c, q, synchpoint{completion: positive(c.LeaveTime(q), leave),
-				one: int32(worldRank(c, m.Comm, int(m.Peer)))}, nil)
+			src := worldRank(c, m.Comm, int(m.Peer))
+			sp.add(c, q, synchpoint{completion: positive(c.LeaveTime(q), leave), one: int32(src)}, nil)
+			if rc.withPath {
+				cmp, ok := replay.Get(c, PartnerEvent)
+				rc.keys.lrReqs = append(rc.keys.lrReqs, lrKey{req: int32(q), rank: int32(src), cmp: eventKey(cmp, ok)})
+			}
 		}
 		return nil
 	})
@@ -514,6 +535,7 @@ func (rc *rootCause) registerSynchpoints(bus *replay.Bus) {
 		case replay.Backward:
 			sp.order()
 			slices.Reverse(rc.lsSends)
+			slices.Reverse(rc.keys.lsRecv)
 			if c.Loc.World == nil {
 				c.SkipPass(Fws) // a thread without MPI calls
 				return nil
