@@ -173,7 +173,7 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 	}
 	if c.rank != coord {
 		if oneWay {
-			up := &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
+			up := c.oneWayCall(ct, seq)
 			return nil, c.postColl(coord, tagUp, message{kind: msgContrib, ct: up},
 				func() []byte { c.wire = encodeContrib(c.wire[:0], ct, ""); return c.wire })
 		}
@@ -263,6 +263,27 @@ func (c *comm) collective(ct *contrib) (*reply, error) {
 // gatherCredit is how many one-way Gathers on a communicator a member
 // may run ahead of the root (see collective).
 const gatherCredit = 64
+
+// oneWayCall returns a copy of the rank's one-way Gather call seq (ct),
+// which the caller may reuse at once, in the slot of seq modulo
+// gatherCredit: the call that used the slot before (seq − gatherCredit)
+// is complete, and its coordinator done with it, since the call of the
+// credit between them waited for the coordinator's reply and calls
+// complete in order. (A copy of its own for every call cost two
+// allocations a Gather: bwc makes one per member of every collective.)
+func (c *comm) oneWayCall(ct *contrib, seq int) *contrib {
+	k := seq % gatherCredit
+	for len(c.ahead) <= k {
+		// (grown as used, for the many ranks that gather little: a
+		// call in flight keeps the old array's slot, whose data is
+		// written again only after that call is complete)
+		c.ahead = append(c.ahead, contrib{})
+	}
+	up := &c.ahead[k]
+	up.kind, up.root = kGather, ct.root
+	up.data = append(up.data[:0], ct.data...)
+	return up
+}
 
 // errString is s as an error, nil for "".
 func errString(s string) error {

@@ -89,8 +89,7 @@ func (c *comm) meet(ct *contrib, seq int, callErr string) (*reply, error) {
 	n := len(c.info.members)
 	oneWay := ct.kind == kGather && callErr == "" && c.rank != ct.root && seq%gatherCredit != gatherCredit-1
 	if oneWay {
-		// the caller may reuse its data at once
-		ct = &contrib{kind: kGather, root: ct.root, data: slices.Clone(ct.data)}
+		ct = c.oneWayCall(ct, seq) // the caller may reuse its data at once
 	}
 	mt.mu.Lock()
 	call, err := mt.call(seq, n)

@@ -82,6 +82,9 @@ type comm struct {
 	// local tells whether every member runs in this process: 0 not yet
 	// known, 1 yes (the collectives meet), 2 no
 	local uint8
+	// ahead holds the rank's one-way Gather calls in this process, by
+	// call number modulo gatherCredit (see oneWayCall)
+	ahead []contrib
 }
 
 var _ Comm = (*comm)(nil)
