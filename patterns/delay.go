@@ -41,9 +41,9 @@ var (
 
 func (rc *rootCause) registerDelay(bus *replay.Bus) {
 	sp := &rc.sp
-	// The waiter's side: at every receive (after the critical-path flag),
-	// and at Late Receiver send completions (before the inverse message
-	// leaves: sendCompletion calls shipWait).
+	// The waiter's side: at every receive, and at Late Receiver send
+	// completions (before the inverse message leaves: sendCompletion
+	// calls shipWait).
 	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
 		if !rc.withDelay {
 			return nil
@@ -60,9 +60,88 @@ func (rc *rootCause) registerDelay(bus *replay.Bus) {
 		}
 		return nil
 	})
-	// The delayer's sides are in the critical path's callbacks, in
-	// Scalasca's order: p2pDelay at a send (after the critical-path flag)
-	// and at a receive request (after the inverse message arrived).
+	// The delayer's sides are in bwc's callbacks (registerBwc), in
+	// Scalasca's order: p2pDelay at a send and at a receive request
+	// (after the inverse message arrived).
+}
+
+// registerBwc subscribes the walk of the bwc pass: at each synchpoint
+// the delayer's side of a delay (delay.go), in Scalasca's order; the
+// messages and inverse messages carry what it needs.
+func (rc *rootCause) registerBwc(bus *replay.Bus) {
+	sp := &rc.sp
+	// A message whose receive was no wait state carries nothing the
+	// sender uses (there is no wait to charge): both sides skip it, the
+	// receiver by its wait states, the sender by what the backward pass
+	// told it.
+	bus.On(BwcPreRecv, func(c *replay.Ctx) error {
+		if !sp.isWait(c.Index) {
+			c.SkipMessage()
+		}
+		return nil
+	})
+	bus.On(BwcPreSend, func(c *replay.Ctx) error {
+		if !rc.lsWaited(c.Index) {
+			c.SkipMessage()
+		}
+		return nil
+	})
+	bus.On(BwcPostSend, func(c *replay.Ctx) error {
+		if sp.has(c.Index) {
+			m := c.Trace.Message(c.Index)
+			if err := rc.p2pDelay(c, c.Index, worldRank(c, m.Comm, int(m.Peer)), costLS); err != nil {
+				return err
+			}
+		}
+		if c.Event().Kind == localtrace.KindSend && sp.isWait(c.Index) {
+			return rc.sendCompletion(c, c.Index, c.Index)
+		}
+		return nil
+	})
+	bus.On(BwcSendComplete, func(c *replay.Ctx) error {
+		if l := c.Trace.Link(c.Index); sp.isWait(c.Index) && l != localtrace.None {
+			return rc.sendCompletion(c, c.Index, int(l))
+		}
+		return nil
+	})
+	bus.On(BwcPostRecv, func(c *replay.Ctx) error {
+		if c.Event().Kind == localtrace.KindRecv && sp.has(c.Index) && !sp.isWait(c.Index) {
+			return rc.recvRequest(c, c.Index, c.Index)
+		}
+		return nil
+	})
+	bus.On(BwcRecvRequest, func(c *replay.Ctx) error {
+		if l := c.Trace.Link(c.Index); sp.has(c.Index) && !sp.isWait(c.Index) && l != localtrace.None {
+			return rc.recvRequest(c, c.Index, int(l))
+		}
+		return nil
+	})
+	bus.On(BwcCollEnd, func(c *replay.Ctx) error {
+		if rec, ok := rc.colls.get(c.Index); ok {
+			return rc.collDelay(c, rec)
+		}
+		return nil
+	})
+}
+
+// sendCompletion handles a Late Receiver's send completion cmp (of the
+// message of event req): the wait goes to the receiver for its delay.
+func (rc *rootCause) sendCompletion(c *replay.Ctx, cmp, req int) error {
+	m := c.Trace.Message(req)
+	if err := rc.shipWait(c, cmp, worldRank(c, m.Comm, int(m.Peer))); err != nil {
+		return err
+	}
+	return c.SendInverseOf(req)
+}
+
+// recvRequest handles the receive request q (of the message of event
+// msg) that a Late Receiver waited for.
+func (rc *rootCause) recvRequest(c *replay.Ctx, q, msg int) error {
+	if err := c.RecvInverseOf(msg); err != nil {
+		return err
+	}
+	m := c.Trace.Message(msg)
+	return rc.p2pDelay(c, q, worldRank(c, m.Comm, int(m.Peer)), costLR)
 }
 
 // shipWait puts the wait and time map of the Late Receiver send

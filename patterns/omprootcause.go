@@ -34,8 +34,10 @@ import (
 //	         join of a team and the next fork (or the end), less its
 //	         waits, times the number of worker threads left idle; its
 //	         waits in that time get the idle type's long-term cost
-//	critical path: at a barrier it moves from the threads that hold it to
-//	         those that did not wait; at a fork back to the master
+//
+// The critical path (walked at location 0, pathwalk.go) moves at a
+// barrier from the threads that hold it to those that did not wait, at a
+// fork back to the master.
 type ompRootCause struct {
 	sps    []int                   // the OpenMP synchpoints, in event order
 	latest map[int]replay.TimeRank // barrier Leave → latest Enter of the team and its thread

@@ -53,7 +53,8 @@ const (
 	numPointKinds
 )
 
-// cpathTag is the tag of the segments location 0 sends the ranks.
+// cpathTag is the tag of the points the ranks send location 0 and of
+// the segments it sends them back.
 const cpathTag = 0x435041
 
 // pathKeys are what the passes before bwc record for the critical path:
