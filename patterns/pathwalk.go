@@ -69,10 +69,13 @@ type pathKeys struct {
 
 type lrKey struct{ req, rank, cmp int32 }
 
-// pathPoints appends the location's path points to out, encoded: per
+// pathPoints appends the location's path points to out, encoded: the
+// number of its point-to-point leaves and their events (each as its
+// distance from the previous one's, from the trace's end), then per
 // point its kind, the distance of its event from the previous point's
-// (from the trace's end, descending) and its arguments, as unsigned
-// varints.
+// and its arguments, as unsigned varints. (The leaves' events come
+// first so that location 0 can find a leave by its event before it
+// decodes the points, which it decodes once, as it walks.)
 func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 	t := c.Trace
 	sp := &rc.sp
@@ -94,15 +97,21 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 		return int(left[k])
 	}
 	me := c.Loc.Rank
-	out = slices.Grow(out, 6*(len(sp.events)+len(rc.colls.ev)+len(rc.omp.sps)+2))
-	prev := len(t.Events)
+	pts := make([]byte, 0, 6*(len(sp.events)+len(rc.colls.ev)+len(rc.omp.sps)+2))
+	var leaves []byte
+	prev, lprev, nleaves := len(t.Events), len(t.Events), 0
 	put := func(kind, ev int, args ...int) {
-		out = append(out, byte(kind))
-		out = binary.AppendUvarint(out, uint64(prev-ev))
+		pts = append(pts, byte(kind))
+		pts = binary.AppendUvarint(pts, uint64(prev-ev))
 		for _, a := range args {
-			out = binary.AppendUvarint(out, uint64(a))
+			pts = binary.AppendUvarint(pts, uint64(a))
 		}
 		prev = ev
+		if kind == ptLeave {
+			leaves = binary.AppendUvarint(leaves, uint64(lprev-ev))
+			lprev = ev
+			nleaves++
+		}
 	}
 	ls := len(rc.lsSends) - 1
 	lr := len(keys.lrReqs) - 1
@@ -110,6 +119,8 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 	// collectives, the team's synchpoints, MPI_Finalize and MPI_Init
 	s, k, o := len(sp.events)-1, len(rc.colls.ev)-1, len(rc.omp.sps)-1
 	fin, init := rc.finLeave, rc.initLeave
+	var lastComm uint32
+	var members []int // of lastComm
 	if !rc.finLatest {
 		fin = -1
 	}
@@ -139,12 +150,15 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 			rec := rc.colls.rec[k]
 			comm := t.Collective(ev).Comm
 			inst := instance(comm)
-			if sp.isWait(ev) {
+			if ev == evS && sp.sps[s].wait > 0 {
 				put(ptCollLeave, ev, int(comm), inst)
 			} else {
 				put(ptCollPass, ev, int(comm), inst)
 			}
-			if members := c.Env.CommMembers[comm]; int(rec.delayer) < len(members) && members[rec.delayer] == me {
+			if comm != lastComm || members == nil {
+				lastComm, members = comm, c.Env.CommMembers[comm]
+			}
+			if int(rec.delayer) < len(members) && members[rec.delayer] == me {
 				put(ptCollArrive, ev, int(comm), inst)
 			}
 			k--
@@ -201,7 +215,9 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 			}
 		}
 	}
-	return out
+	out = binary.AppendUvarint(out, uint64(nleaves))
+	out = append(out, leaves...)
+	return append(out, pts...)
 }
 
 // lrArrive puts the arrival at receive request q (event ev) from the
@@ -314,8 +330,11 @@ func (loc *simLoc) next() (bool, error) {
 		n = 3
 	}
 	for i := range n {
-		v, k := binary.Uvarint(data)
-		if k <= 0 {
+		var v uint64
+		k := 1
+		if len(data) > 0 && data[0] < 0x80 {
+			v = uint64(data[0]) // (most values: a byte)
+		} else if v, k = binary.Uvarint(data); k <= 0 {
 			return false, errors.New("truncated path points")
 		}
 		if v > 1<<31 {
@@ -333,25 +352,30 @@ func (loc *simLoc) next() (bool, error) {
 	return true, nil
 }
 
-// scanLeaves lists the events of the point-to-point leaves among the
-// points and readies the location for the walk.
-func (loc *simLoc) scanLeaves(events int) error {
-	scan := simLoc{data: loc.data, prev: uint64(events)}
-	for {
-		ok, err := scan.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if scan.cur.kind == ptLeave {
-			loc.leaves = append(loc.leaves, scan.cur.ev)
-		}
-		scan.has = false
+// readLeaves reads the events of the point-to-point leaves before the
+// points in data and readies the location for the walk.
+func (loc *simLoc) readLeaves(data []byte, events int) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)) {
+		return errors.New("truncated path points")
 	}
-	loc.left = make([]bool, len(loc.leaves))
-	loc.prev = uint64(events)
+	data = data[k:]
+	loc.leaves = make([]int32, 0, n)
+	prev := uint64(events)
+	for range n {
+		d, k := binary.Uvarint(data)
+		if k <= 0 {
+			return errors.New("truncated path points")
+		}
+		if d > prev {
+			return errors.New("bad path point: leaves out of order")
+		}
+		prev -= d
+		loc.leaves = append(loc.leaves, int32(prev))
+		data = data[k:]
+	}
+	loc.left = make([]bool, n)
+	loc.data, loc.prev = data, uint64(events)
 	return nil
 }
 
@@ -673,8 +697,8 @@ func walkPath(env *replay.Env, ranks [][]byte) ([][]byte, error) {
 	w.locs = make([]simLoc, len(parts))
 	for l, p := range parts {
 		loc := &w.locs[l]
-		loc.team, loc.data = p.rank, p.data
-		if err := loc.scanLeaves(p.events); err != nil {
+		loc.team = p.rank
+		if err := loc.readLeaves(p.data, p.events); err != nil {
 			return nil, fmt.Errorf("rank %d: %w", p.rank, err)
 		}
 	}

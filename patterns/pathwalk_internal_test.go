@@ -19,16 +19,22 @@ type point struct {
 // encodePart encodes the points of a location of events events as a
 // part of its rank's message (pathPoints, solvePath).
 func encodePart(events int, pts ...point) []byte {
-	out := make([]byte, partHeader)
-	prev := events
+	var body, leaves []byte
+	prev, lprev, n := events, events, 0
 	for _, p := range pts {
-		out = append(out, byte(p.kind))
-		out = binary.AppendUvarint(out, uint64(prev-p.ev))
+		body = append(body, byte(p.kind))
+		body = binary.AppendUvarint(body, uint64(prev-p.ev))
 		for _, a := range p.args {
-			out = binary.AppendUvarint(out, uint64(a))
+			body = binary.AppendUvarint(body, uint64(a))
 		}
 		prev = p.ev
+		if p.kind == ptLeave {
+			leaves = binary.AppendUvarint(leaves, uint64(lprev-p.ev))
+			lprev, n = p.ev, n+1
+		}
 	}
+	out := binary.AppendUvarint(make([]byte, partHeader), uint64(n))
+	out = append(append(out, leaves...), body...)
 	binary.LittleEndian.PutUint32(out, uint32(events))
 	binary.LittleEndian.PutUint32(out[4:], uint32(len(out)-partHeader))
 	return out
