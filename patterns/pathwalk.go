@@ -191,7 +191,7 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 				if p.wait > 0 {
 					put(ptLeave, ev)
 				} else if kind == localtrace.KindRecv {
-					lr = rc.lrArrive(put, ev, ev, lr)
+					lr = rc.lrArrive(put, ev, lr)
 				}
 			case (kind == localtrace.KindSend || kind == localtrace.KindIsend) && c.IsMessage(ev):
 				for ls >= 0 && int(rc.lsSends[ls]) > ev {
@@ -210,7 +210,7 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 				}
 			case kind == localtrace.KindIrecvRequest:
 				if !(p.wait > 0) && t.Link(ev) != localtrace.None {
-					lr = rc.lrArrive(put, ev, ev, lr)
+					lr = rc.lrArrive(put, ev, lr)
 				}
 			}
 		}
@@ -220,16 +220,16 @@ func (rc *rootCause) pathPoints(c *replay.Ctx, out []byte) []byte {
 	return append(out, pts...)
 }
 
-// lrArrive puts the arrival at receive request q (event ev) from the
-// Late Receiver that waited for it, found among rc.keys.lrReqs below lr
+// lrArrive puts the arrival at receive request q from the Late
+// Receiver that waited for it, found among rc.keys.lrReqs below lr
 // (descending); it returns where the search ended.
-func (rc *rootCause) lrArrive(put func(kind, ev int, args ...int), ev, q, lr int) int {
+func (rc *rootCause) lrArrive(put func(kind, ev int, args ...int), q, lr int) int {
 	keys := rc.keys.lrReqs
 	for lr >= 0 && int(keys[lr].req) > q {
 		lr--
 	}
 	if lr >= 0 && int(keys[lr].req) == q && keys[lr].cmp >= 0 && keys[lr].rank >= 0 {
-		put(ptArrive, ev, int(keys[lr].rank), int(keys[lr].cmp))
+		put(ptArrive, q, int(keys[lr].rank), int(keys[lr].cmp))
 	}
 	return lr
 }
